@@ -1,0 +1,240 @@
+#!/usr/bin/env node
+import { Command, Option } from "commander";
+import type { Io } from "./commands/io.js";
+import { Config, type Credential } from "./config.js";
+import { isDriftlessError, messageOf } from "./errors.js";
+import { VERSION } from "./version.js";
+
+/**
+ * The composition root: flags and environment become a Config, and each command's module does the
+ * rest. The only file that reads process.env or calls process.exit.
+ */
+
+const env = process.env;
+const io: Io = {
+  out: (text) => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`),
+  err: (text) => process.stderr.write(text.endsWith("\n") ? text : `${text}\n`),
+  env,
+};
+
+/** A credential from NAME, or from the file named by NAME_FILE. */
+function credential(name: string): Credential | undefined {
+  const file = env[`${name}_FILE`];
+  if (file) return { file };
+  const value = env[name];
+  return value ? { value } : undefined;
+}
+
+const opt = (flags: string, description: string, envName?: string) => {
+  const option = new Option(flags, description);
+  return envName ? option.env(envName) : option;
+};
+const output = () =>
+  opt("-o, --output <format>", "text or json", "DRIFTLESS_OUTPUT").choices(["text", "json"]).default("text");
+const manifestsArg = "[dir]";
+const manifestsHelp = "folder of manifests (default: $DRIFTLESS_MANIFESTS or ./manifests)";
+
+type Flags = Record<string, unknown>;
+
+/** The Config of a command: its flags over the environment over the defaults. */
+function config(flags: Flags, dir?: string): Config {
+  const parsed = Config.safeParse({
+    manifests: dir ?? flags.manifests,
+    stateDir: flags.stateDir,
+    stateStore: flags.stateStore,
+    managementUrl: flags.managementUrl,
+    managementKeyId: credential("DRIFTLESS_MANAGEMENT_KEY_ID"),
+    managementKeySecret: credential("DRIFTLESS_MANAGEMENT_KEY_SECRET"),
+    observabilityUrl: flags.observabilityUrl,
+    observabilityToken: credential("DRIFTLESS_OBSERVABILITY_TOKEN"),
+    secretsDir: flags.secretsDir,
+    listen: flags.listen,
+    reconcileSchedule: flags.reconcileSchedule,
+    pollSchedule: flags.pollSchedule,
+    webhookToken: credential("DRIFTLESS_WEBHOOK_TOKEN"),
+    logLevel: flags.logLevel,
+    leaderElect: flags.leaderElect === undefined ? undefined : String(flags.leaderElect) === "true",
+    namespace: flags.namespace,
+  });
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    throw new Error(`invalid settings: ${problems}`);
+  }
+  return parsed.data;
+}
+
+const program = new Command("driftless")
+  .description("Keeps a hosted analytics database platform equal to a git repository of YAML manifests.")
+  .version(VERSION)
+  .showHelpAfterError()
+  .addOption(
+    opt("--log-level <level>", "pino log level", "DRIFTLESS_LOG_LEVEL").choices([
+      "trace",
+      "debug",
+      "info",
+      "warn",
+      "error",
+      "fatal",
+      "silent",
+    ]),
+  );
+
+const common = {
+  manifests: () => opt("--manifests <dir>", manifestsHelp, "DRIFTLESS_MANIFESTS"),
+  secretsDir: () =>
+    opt("--secrets-dir <dir>", "the only folder fromFile secrets may read", "DRIFTLESS_SECRETS_DIR"),
+  stateDir: () => opt("--state-dir <dir>", "folder of the state store", "DRIFTLESS_STATE_DIR"),
+  stateStore: () =>
+    opt("--state-store <kind>", "file or kubernetes", "DRIFTLESS_STATE_STORE").choices([
+      "file",
+      "kubernetes",
+    ]),
+  namespace: () =>
+    opt("--namespace <ns>", "namespace of the Lease and the state Secret", "DRIFTLESS_NAMESPACE"),
+  managementUrl: () =>
+    opt(
+      "--management-url <url>",
+      "management API base URL (unset: built-in simulator)",
+      "DRIFTLESS_MANAGEMENT_URL",
+    ),
+  observabilityUrl: () =>
+    opt(
+      "--observability-url <url>",
+      "observability API base URL (unset: built-in simulator)",
+      "DRIFTLESS_OBSERVABILITY_URL",
+    ),
+};
+
+/** Runs a command's module and exits with its code; a thrown error is printed and exits 1. */
+function action(run: (flags: Flags, dir?: string) => Promise<number>) {
+  return async (...args: unknown[]) => {
+    const command = args.at(-1) as Command;
+    const flags = { ...program.opts(), ...command.opts() };
+    const dir = typeof args[0] === "string" ? args[0] : undefined;
+    try {
+      process.exitCode = await run(flags, dir);
+    } catch (error) {
+      io.err(
+        `driftless: ${isDriftlessError(error) ? messageOf(error) : ((error as Error)?.stack ?? String(error))}`,
+      );
+      process.exitCode = 1;
+    }
+  };
+}
+
+program
+  .command("validate")
+  .description("parse and validate every manifest offline (exit 0 valid, 1 invalid)")
+  .argument(manifestsArg, manifestsHelp)
+  .addOption(common.manifests())
+  .addOption(output())
+  .addOption(common.secretsDir())
+  .addOption(
+    opt("--resolve-secrets", "also check that every referenced secret exists", "DRIFTLESS_RESOLVE_SECRETS"),
+  )
+  .action(
+    action(async (flags, dir) => {
+      const { validateCommand } = await import("./commands/validate.js");
+      return validateCommand(
+        config(flags, dir),
+        { output: flags.output as "text" | "json", resolveSecrets: Boolean(flags.resolveSecrets) },
+        io,
+      );
+    }),
+  );
+
+for (const name of ["plan", "apply"] as const) {
+  program
+    .command(name)
+    .description(
+      name === "plan"
+        ? "show what an apply would send, sending no write (exit 0 nothing to do, 2 changes pending, 1 error)"
+        : "one reconcile pass, then exit (exit 0 all in sync, 1 any resource failed)",
+    )
+    .argument(manifestsArg, manifestsHelp)
+    .addOption(common.manifests())
+    .addOption(output())
+    .addOption(common.secretsDir())
+    .addOption(common.stateDir())
+    .addOption(common.stateStore())
+    .addOption(common.namespace())
+    .addOption(common.managementUrl())
+    .addOption(common.observabilityUrl())
+    .action(
+      action(async (flags, dir) => {
+        const commands = await import("./commands/plan-apply.js");
+        const run = name === "plan" ? commands.planCommand : commands.applyCommand;
+        return run(config(flags, dir), { output: flags.output as "text" | "json" }, io);
+      }),
+    );
+}
+
+program
+  .command("run")
+  .description("the daemon: watch, schedule, reconcile, poll and serve HTTP until SIGTERM/SIGINT")
+  .addOption(common.manifests())
+  .addOption(common.secretsDir())
+  .addOption(common.stateDir())
+  .addOption(common.stateStore())
+  .addOption(common.namespace())
+  .addOption(common.managementUrl())
+  .addOption(common.observabilityUrl())
+  .addOption(opt("--listen <host:port>", "address of the HTTP server", "DRIFTLESS_LISTEN"))
+  .addOption(
+    opt(
+      "--reconcile-schedule <cron>",
+      "cron expression of full reconcile passes",
+      "DRIFTLESS_RECONCILE_SCHEDULE",
+    ),
+  )
+  .addOption(
+    opt("--poll-schedule <cron>", "cron expression of alert and backup polls", "DRIFTLESS_POLL_SCHEDULE"),
+  )
+  .addOption(opt("--leader-elect [bool]", "only the holder of a Lease writes", "DRIFTLESS_LEADER_ELECT"))
+  .action(
+    action(async (flags) => {
+      const { runCommand } = await import("./commands/run.js");
+      return runCommand(config(flags), io);
+    }),
+  );
+
+program
+  .command("simulator")
+  .description("serve a simulator of both platform APIs on local ports, for demos and tests")
+  .addOption(opt("--host <host>", "address to bind", "DRIFTLESS_SIMULATOR_HOST").default("127.0.0.1"))
+  .addOption(
+    opt(
+      "--management-port <port>",
+      "port of the management API (0: any free)",
+      "DRIFTLESS_SIMULATOR_MANAGEMENT_PORT",
+    ).default("8124"),
+  )
+  .addOption(
+    opt(
+      "--observability-port <port>",
+      "port of the observability API (0: any free)",
+      "DRIFTLESS_SIMULATOR_OBSERVABILITY_PORT",
+    ).default("8125"),
+  )
+  .addOption(
+    opt("--fixture <file>", "YAML fixture of the initial platform state", "DRIFTLESS_SIMULATOR_FIXTURE"),
+  )
+  .addOption(opt("--seed <n>", "seed of the fault injection's randomness", "DRIFTLESS_SIMULATOR_SEED"))
+  .action(
+    action(async (flags) => {
+      const { simulatorCommand } = await import("./commands/simulator.js");
+      return simulatorCommand(flags, io);
+    }),
+  );
+
+program
+  .command("schema")
+  .description("print the JSON Schema of the manifests, for editors (yaml-language-server)")
+  .action(
+    action(async () => {
+      const { schemaCommand } = await import("./commands/schema.js");
+      return schemaCommand(io);
+    }),
+  );
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,40 @@
+/**
+ * What driftless remembers between passes, and the small interface every store implements (a file in
+ * DRIFTLESS_STATE_DIR, or a Kubernetes Secret). Nothing secret is kept: secrets only as salted hashes.
+ */
+
+/** What the next pass needs to know of one resource, keyed in State by `Kind/name`. */
+export type ResourceRecord = {
+  kind: string;
+  name: string;
+  /** The desired state last sent successfully, secrets replaced by salted hashes. */
+  applied?: Record<string, unknown>;
+  /** ISO-8601 time of the last successful apply. */
+  appliedAt?: string;
+  /** The last result the platform returned (credentials are never in results). */
+  observed?: Record<string, unknown>;
+  /** Server-assigned id (reverse private endpoints). */
+  serverId?: string;
+  /** Dashboard tile key → server-assigned tile id. */
+  tileIds?: Record<string, string>;
+  /** Written before a non-idempotent call, cleared once its outcome is recorded. */
+  intent?: { action: "create"; startedAt: string };
+  /** Three-way lists: the entries driftless itself added, by list name, so only those are ever removed. */
+  owned?: Record<string, string[]>;
+};
+
+export type State = {
+  version: 1;
+  /** Salt of the secret hashes; made once per store. */
+  salt: string;
+  resources: Record<string, ResourceRecord>;
+};
+
+export interface StateStore {
+  /** The saved state, or a new empty one. Throws StateError when it is unreadable or corrupt. */
+  load(): Promise<State>;
+  /** Replaces the saved state atomically. Throws StateError. */
+  save(state: State): Promise<void>;
+  /** Releases the store's lock. */
+  close(): Promise<void>;
+}
