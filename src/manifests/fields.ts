@@ -1,0 +1,70 @@
+import { z } from "zod";
+
+/**
+ * Field schemas shared by the kinds, and the Kubernetes-style envelope every manifest has. Messages
+ * are written for the person who edits the YAML.
+ */
+
+export const API_VERSION = "driftless/v1";
+
+export const Uuid = z.uuid({ error: "must be a UUID, like 2e7d4b18-6c3a-4f95-a0b1-c2d3e4f5a6b7" });
+
+export const Text = z.string({ error: "must be a string" });
+
+export const NonEmpty = z.string({ error: "must be a string" }).min(1, { error: "must not be empty" });
+
+/** An integer in [min, max]; the seeds type many settings as integers, so 1.5 is an error, not 1. */
+export function Int(min = 0, max = Number.MAX_SAFE_INTEGER) {
+  const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `between ${min} and ${max}`;
+  return z
+    .int({ error: `must be an integer ${range}` })
+    .min(min, { error: `must be an integer ${range}` })
+    .max(max, { error: `must be an integer ${range}` });
+}
+
+export const Bool = z.boolean({ error: "must be true or false" });
+
+/** Names follow Kubernetes' DNS subdomain rule, so they are safe in metric labels and file names. */
+export const ManifestName = z
+  .string({ error: "must be a string" })
+  .max(253, { error: "must be at most 253 characters" })
+  .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, {
+    error: "must be lower-case letters, digits, '-' or '.', starting and ending with a letter or digit",
+  });
+
+export const Metadata = z.strictObject({
+  name: ManifestName,
+  labels: z.record(z.string(), z.string({ error: "label values must be strings" })).optional(),
+});
+export type Metadata = z.infer<typeof Metadata>;
+
+/** The envelope of one kind: `apiVersion: driftless/v1`, `kind`, `metadata`, `spec`. */
+export function manifestDocument<K extends string, S extends z.ZodType>(kind: K, spec: S) {
+  return z
+    .strictObject({
+      apiVersion: z.literal(API_VERSION, { error: `must be ${API_VERSION}` }),
+      kind: z.literal(kind),
+      metadata: Metadata,
+      spec,
+    })
+    .meta({ title: kind });
+}
+
+/** Reports every value of `items` whose `keyOf` was already seen, at `path` + its index + `field`. */
+export function refineUnique<T>(
+  items: readonly T[],
+  keyOf: (item: T) => string | undefined,
+  ctx: z.RefinementCtx,
+  describe: (key: string) => string,
+  field?: string,
+) {
+  const seen = new Set<string>();
+  items.forEach((item, index) => {
+    const key = keyOf(item);
+    if (key === undefined) return;
+    if (seen.has(key)) {
+      ctx.addIssue({ code: "custom", message: describe(key), path: field ? [index, field] : [index] });
+    }
+    seen.add(key);
+  });
+}

@@ -1,0 +1,79 @@
+import { isIP } from "node:net";
+import { z } from "zod";
+import { Bool, manifestDocument, NonEmpty, refineUnique, Text, Uuid } from "../fields.js";
+
+export const KEY_ROLES = ["admin", "developer", "query_endpoints"] as const;
+export const KeyRole = z.enum(KEY_ROLES, { error: `must be one of ${KEY_ROLES.join(", ")}` });
+export type KeyRole = z.infer<typeof KeyRole>;
+
+/** An IPv4/IPv6 address or CIDR block. The seed does not show the format; these are what the console takes. */
+export const IpSource = z.string({ error: "must be an IP address or CIDR block" }).refine(
+  (value) => {
+    const [address, prefix, ...rest] = value.split("/");
+    if (rest.length > 0 || !address) return false;
+    const family = isIP(address);
+    if (family === 0) return false;
+    if (prefix === undefined) return true;
+    if (!/^\d{1,3}$/.test(prefix)) return false;
+    return Number(prefix) <= (family === 4 ? 32 : 128);
+  },
+  { error: "must be an IP address or CIDR block, like 203.0.113.7 or 10.0.0.0/8" },
+);
+
+export const IpAccessEntry = z.strictObject({
+  source: IpSource,
+  description: Text.optional(),
+});
+export type IpAccessEntry = z.infer<typeof IpAccessEntry>;
+
+const EXPIRE_AT =
+  'must be an ISO-8601 date-time with a zone, like 2027-01-31T00:00:00Z, or null/"" for never';
+
+/** ISO-8601 date-time with a zone; null or "" mean the key never expires (as the seed says). */
+export const ExpireAt = z.union(
+  [z.iso.datetime({ offset: true, error: EXPIRE_AT }), z.literal(""), z.null()],
+  { error: EXPIRE_AT },
+);
+
+/**
+ * PATCH /v1/organizations/{organizationId}/keys/{keyId}.
+ *
+ * `state` is refused: the seed does not show it in the request body, so sending it could be rejected
+ * or silently ignored; a key is disabled by expiring it or in the console.
+ *
+ * `allowLockout` is driftless's own: without it, the engine refuses a change to the key driftless
+ * itself uses that would expire it, drop `admin` or empty its ipAccessList.
+ */
+export const ApiKeySpec = z.strictObject({
+  organizationId: Uuid,
+  keyId: Uuid,
+  name: NonEmpty,
+  roles: z
+    .array(KeyRole, { error: "must be a list of roles" })
+    .min(1, { error: "must hold at least one role" })
+    .superRefine((roles, ctx) =>
+      refineUnique(
+        roles,
+        (r) => r,
+        ctx,
+        (r) => `role ${r} is listed twice`,
+      ),
+    )
+    .optional(),
+  expireAt: ExpireAt.optional(),
+  ipAccessList: z.array(IpAccessEntry).optional(),
+  state: z
+    .never({
+      error:
+        "is not accepted: the key update request has no state field; expire the key with expireAt instead",
+    })
+    .optional(),
+  allowLockout: Bool.optional().meta({
+    description:
+      "Allow a change to driftless's own key that would expire it, drop admin or empty its ipAccessList.",
+  }),
+});
+export type ApiKeySpec = z.infer<typeof ApiKeySpec>;
+
+export const ApiKey = manifestDocument("ApiKey", ApiKeySpec);
+export type ApiKey = z.infer<typeof ApiKey>;

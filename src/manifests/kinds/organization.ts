@@ -1,0 +1,34 @@
+import { z } from "zod";
+import { manifestDocument, NonEmpty, refineUnique, Text, Uuid } from "../fields.js";
+
+/** A private endpoint of the organization, as the organization update's `privateEndpoints.add` takes it. */
+export const PrivateEndpoint = z.strictObject({
+  id: NonEmpty,
+  description: Text.optional(),
+});
+export type PrivateEndpoint = z.infer<typeof PrivateEndpoint>;
+
+/**
+ * PATCH /v1/organizations/{organizationId}. `privateEndpoints` is the desired list; driftless sends
+ * add/remove and only ever removes entries it added itself.
+ */
+export const OrganizationSpec = z.strictObject({
+  organizationId: Uuid,
+  name: NonEmpty,
+  privateEndpoints: z
+    .array(PrivateEndpoint)
+    .superRefine((list, ctx) =>
+      refineUnique(
+        list,
+        (e) => e.id,
+        ctx,
+        (id) => `private endpoint ${id} is listed twice`,
+        "id",
+      ),
+    )
+    .optional(),
+});
+export type OrganizationSpec = z.infer<typeof OrganizationSpec>;
+
+export const Organization = manifestDocument("Organization", OrganizationSpec);
+export type Organization = z.infer<typeof Organization>;

@@ -1,0 +1,83 @@
+import { z } from "zod";
+import type { Position } from "../errors.js";
+import { AlertWatch } from "./kinds/alert-watch.js";
+import { ApiKey } from "./kinds/api-key.js";
+import { BackupWatch } from "./kinds/backup-watch.js";
+import { Dashboard } from "./kinds/dashboard.js";
+import { DataPipe } from "./kinds/data-pipe.js";
+import { Organization } from "./kinds/organization.js";
+import { ReversePrivateEndpoint } from "./kinds/reverse-private-endpoint.js";
+
+/** The document schema of each kind, by kind. */
+export const KIND_SCHEMAS = {
+  Organization,
+  ApiKey,
+  DataPipe,
+  ReversePrivateEndpoint,
+  Dashboard,
+  AlertWatch,
+  BackupWatch,
+} as const;
+
+export type Kind = keyof typeof KIND_SCHEMAS;
+export const KINDS = Object.keys(KIND_SCHEMAS) as Kind[];
+export const isKind = (value: unknown): value is Kind =>
+  typeof value === "string" && Object.hasOwn(KIND_SCHEMAS, value);
+
+/** Any manifest document as written in YAML, told apart by `kind`. */
+export const ManifestDocument = z.discriminatedUnion("kind", [
+  Organization,
+  ApiKey,
+  DataPipe,
+  ReversePrivateEndpoint,
+  Dashboard,
+  AlertWatch,
+  BackupWatch,
+]);
+export type ManifestDocument = z.infer<typeof ManifestDocument>;
+
+/** A path from the document root, like `["spec", "tiles", 2, "key"]`. */
+export type FieldPath = readonly (string | number)[];
+
+/**
+ * Finds where a field is in the manifest's file. `key: true` points at the field's key rather than its
+ * value (where an unknown field is reported). A path that does not exist gives its deepest existing
+ * parent.
+ */
+export type Locate = (path: FieldPath, options?: { key?: boolean }) => Position;
+
+type Loaded<D> = D extends { kind: infer K; spec: infer S }
+  ? {
+      kind: K;
+      /** metadata.name: the resource's identity in driftless, unique per kind. */
+      name: string;
+      labels: Record<string, string>;
+      spec: S;
+      /** Where the document starts; `file` is relative to the manifests root, with `/`. */
+      position: Position;
+      /** Absent on manifests built in code (tests); positionOf falls back to `position`. */
+      locate?: Locate;
+    }
+  : never;
+
+/** One loaded, schema-valid manifest. Narrow on `kind` to get its typed spec. */
+export type Manifest = Loaded<ManifestDocument>;
+export type ManifestOf<K extends Kind> = Extract<Manifest, { kind: K }>;
+
+/** `Kind/name`, how resources are named in output, status and state. */
+export const resourceId = (m: { kind: string; name: string }): string => `${m.kind}/${m.name}`;
+
+/** Where `path` (from the document root, e.g. `["spec", "source", "kafka"]`) is in the manifest's file. */
+export function positionOf(manifest: Manifest, path: FieldPath, options?: { key?: boolean }): Position {
+  return manifest.locate?.(path, options) ?? manifest.position;
+}
+
+/** A field path as users read it: `spec.tiles[2].key`. */
+export function formatPath(path: FieldPath): string {
+  let text = "";
+  for (const step of path) {
+    if (typeof step === "number") text += `[${step}]`;
+    else text += text ? `.${step}` : step;
+  }
+  return text;
+}

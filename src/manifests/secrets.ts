@@ -1,0 +1,132 @@
+import { readFile, realpath } from "node:fs/promises";
+import { isAbsolute, join, relative, sep } from "node:path";
+import { z } from "zod";
+import { ConfigError } from "../errors.js";
+
+/**
+ * Secret references. A manifest comes from git and is trusted less than the pod, so a credential is
+ * never written in it: it names an environment variable (not the daemon's own DRIFTLESS_*) or a file
+ * inside DRIFTLESS_SECRETS_DIR.
+ */
+
+const PLAIN_TEXT =
+  "is a secret: write {fromEnv: NAME} or {fromFile: PATH} (relative to DRIFTLESS_SECRETS_DIR), never the value";
+
+const FromEnv = z.strictObject({
+  fromEnv: z
+    .string({ error: "must be the name of an environment variable" })
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: "must be the name of an environment variable" })
+    .refine((name) => !name.toUpperCase().startsWith("DRIFTLESS_"), {
+      error: "may not read DRIFTLESS_* variables: those are driftless's own credentials",
+    }),
+});
+
+const FromFile = z.strictObject({
+  fromFile: z
+    .string({ error: "must be a path relative to DRIFTLESS_SECRETS_DIR" })
+    .min(1, { error: "must be a path relative to DRIFTLESS_SECRETS_DIR" })
+    .refine((path) => !isAbsolute(path) && !path.startsWith("/"), {
+      error: "must be a path relative to DRIFTLESS_SECRETS_DIR, not an absolute path",
+    })
+    .refine((path) => !path.split(/[\\/]/).includes(".."), {
+      error: "may not contain '..': secrets are read only inside DRIFTLESS_SECRETS_DIR",
+    }),
+});
+
+export const SecretRef = z
+  .union([FromEnv, FromFile], {
+    error: (issue) => (issue.code === "invalid_union" ? PLAIN_TEXT : undefined),
+  })
+  .meta({ description: "{fromEnv: NAME} or {fromFile: PATH relative to DRIFTLESS_SECRETS_DIR}" });
+export type SecretRef = z.infer<typeof SecretRef>;
+
+/** Where secrets may come from: the process environment and the one folder files may be read in. */
+export type SecretSources = {
+  env: Readonly<Record<string, string | undefined>>;
+  secretsDir: string;
+};
+
+export function isSecretRef(value: unknown): value is SecretRef {
+  return SecretRef.safeParse(value).success;
+}
+
+/**
+ * The value a reference names. A file's value has its trailing newline removed (files written by
+ * `echo` or Kubernetes Secrets usually end with one). Throws ConfigError when the variable is unset or
+ * empty, the file is missing, or the file's real path (symlinks followed) leaves `secretsDir`.
+ */
+export async function resolveSecret(ref: SecretRef, sources: SecretSources): Promise<string> {
+  if ("fromEnv" in ref) {
+    // The schema already refuses these; checked again because a ref may be built by hand.
+    if (ref.fromEnv.toUpperCase().startsWith("DRIFTLESS_")) {
+      throw new ConfigError(`secret fromEnv ${ref.fromEnv}: DRIFTLESS_* variables may not be read`);
+    }
+    const value = sources.env[ref.fromEnv];
+    if (!value) throw new ConfigError(`secret fromEnv ${ref.fromEnv}: the variable is not set or empty`);
+    return value;
+  }
+  const path = ref.fromFile;
+  if (isAbsolute(path) || path.split(/[\\/]/).includes("..")) {
+    throw new ConfigError(`secret fromFile ${path}: must be a path inside the secrets folder, without '..'`);
+  }
+  let root: string;
+  try {
+    root = await realpath(sources.secretsDir);
+  } catch (error) {
+    throw new ConfigError(
+      `secret fromFile ${path}: the secrets folder ${sources.secretsDir} cannot be read`,
+      {
+        cause: error,
+      },
+    );
+  }
+  let real: string;
+  try {
+    real = await realpath(join(root, path));
+  } catch (error) {
+    throw new ConfigError(
+      `secret fromFile ${path}: no such file in the secrets folder ${sources.secretsDir}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  const inside = relative(root, real);
+  if (inside === "" || inside.startsWith(`..${sep}`) || inside === ".." || isAbsolute(inside)) {
+    throw new ConfigError(
+      `secret fromFile ${path}: a symlink leads outside the secrets folder ${sources.secretsDir}`,
+    );
+  }
+  try {
+    return (await readFile(real, "utf8")).replace(/\r?\n$/, "");
+  } catch (error) {
+    throw new ConfigError(`secret fromFile ${path}: the file cannot be read`, { cause: error });
+  }
+}
+
+/** One secret reference inside a spec, with its field path from the document root (`spec`, ...). */
+export type SecretField = { path: (string | number)[]; ref: SecretRef };
+
+/**
+ * Every secret reference in a (validated) spec, depth first, in document order. The schemas only
+ * allow these objects where a credential is, so a structural match is enough.
+ */
+export function secretFields(spec: unknown, base: (string | number)[] = ["spec"]): SecretField[] {
+  const found: SecretField[] = [];
+  const visit = (value: unknown, path: (string | number)[]) => {
+    if (Array.isArray(value)) {
+      value.forEach((item, index) => {
+        visit(item, [...path, index]);
+      });
+      return;
+    }
+    if (value === null || typeof value !== "object") return;
+    if (isSecretRef(value)) {
+      found.push({ path, ref: value });
+      return;
+    }
+    for (const [key, child] of Object.entries(value)) visit(child, [...path, key]);
+  };
+  visit(spec, base);
+  return found;
+}
