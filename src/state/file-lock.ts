@@ -1,0 +1,172 @@
+import { randomBytes } from "node:crypto";
+import { link, open, readFile, rename, stat, unlink, utimes } from "node:fs/promises";
+import { hostname } from "node:os";
+import { StateError } from "../errors.js";
+import type { Logger } from "../telemetry/logger.js";
+
+/**
+ * A lock file, so that two driftless processes never write one state folder at once. The holder
+ * writes who it is into the file (created exclusively) and touches it every `refreshMs`. A lock is
+ * stale, and is taken over, when its holder is gone: a dead process on this host, this very pid (a
+ * container restarted with pid 1 again), or, on another host (a new pod on the same volume), when it
+ * has not been touched for `staleMs`.
+ */
+
+export type LockHolder = { pid: number; hostname: string; startedAt: string; token: string };
+
+export type FileLock = {
+  readonly holder: LockHolder;
+  /** Throws StateError when the lock file is no longer ours (taken over after we stalled). */
+  check(): Promise<void>;
+  release(): Promise<void>;
+};
+
+export type FileLockOptions = {
+  logger?: Logger;
+  /** Default 60 s. */
+  staleMs?: number;
+  /** Default 10 s. */
+  refreshMs?: number;
+};
+
+export const LOCK_STALE_MS = 60_000;
+export const LOCK_REFRESH_MS = 10_000;
+
+/** Takes the lock at `path`, or throws StateError naming its holder. */
+export async function acquireFileLock(path: string, options: FileLockOptions = {}): Promise<FileLock> {
+  const staleMs = options.staleMs ?? LOCK_STALE_MS;
+  const refreshMs = options.refreshMs ?? LOCK_REFRESH_MS;
+  const holder: LockHolder = {
+    pid: process.pid,
+    hostname: hostname(),
+    startedAt: new Date().toISOString(),
+    token: randomBytes(8).toString("hex"),
+  };
+
+  // A few rounds: a stale lock moved aside may race with another process doing the same.
+  for (let round = 0; round < 5; round++) {
+    if (await create(path, holder)) return held(path, holder, refreshMs, options.logger);
+    const existing = await inspect(path);
+    if (!existing) continue;
+    if (!isStale(existing, staleMs)) throw lockedBy(path, existing.holder);
+    options.logger?.warn({ lock: path, holder: existing.holder }, "taking over a stale state lock");
+    await takeAway(path, existing.text);
+  }
+  throw new StateError(`cannot take the state lock ${path}: other processes keep taking it`);
+}
+
+async function create(path: string, holder: LockHolder): Promise<boolean> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(path, "wx", 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw new StateError(`cannot create the state lock ${path}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  try {
+    await handle.writeFile(JSON.stringify(holder));
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  return true;
+}
+
+type Existing = { text: string; holder?: LockHolder; ageMs: number };
+
+async function inspect(path: string): Promise<Existing | undefined> {
+  try {
+    const [text, info] = await Promise.all([readFile(path, "utf8"), stat(path)]);
+    return { text, holder: parseHolder(text), ageMs: Date.now() - info.mtimeMs };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw new StateError(`cannot read the state lock ${path}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+function isStale({ holder, ageMs }: Existing, staleMs: number): boolean {
+  if (ageMs > staleMs) return true;
+  if (!holder || holder.hostname !== hostname()) return false;
+  return holder.pid === process.pid || !isAlive(holder.pid);
+}
+
+/**
+ * Moves a stale lock out of the way. The rename is atomic, so of several processes only one moves a
+ * given file; if what it moved is not the stale lock it judged (another process took over first), it
+ * is put back.
+ */
+async function takeAway(path: string, staleText: string): Promise<void> {
+  const aside = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.stale`;
+  try {
+    await rename(path, aside);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw new StateError(`cannot remove the stale state lock ${path}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  if ((await readFile(aside, "utf8")) !== staleText) await link(aside, path).catch(() => {});
+  await unlink(aside);
+}
+
+function held(path: string, holder: LockHolder, refreshMs: number, logger?: Logger): FileLock {
+  const ours = async () => parseHolder(await readFile(path, "utf8").catch(() => ""))?.token === holder.token;
+  const timer = setInterval(async () => {
+    const now = new Date();
+    if (await ours()) await utimes(path, now, now).catch(() => {});
+    else logger?.error({ lock: path }, "the state lock was taken by another process");
+  }, refreshMs);
+  // The heartbeat alone must not keep a finished CLI alive.
+  timer.unref();
+  let released = false;
+
+  return {
+    holder,
+    async check() {
+      if (released || !(await ours())) {
+        throw new StateError(
+          `this process no longer holds the state lock ${path} (another driftless took it over): not writing`,
+        );
+      }
+      const now = new Date();
+      await utimes(path, now, now).catch(() => {});
+    },
+    async release() {
+      if (released) return;
+      released = true;
+      clearInterval(timer);
+      if (await ours()) await unlink(path).catch(() => {});
+    },
+  };
+}
+
+function parseHolder(text: string): LockHolder | undefined {
+  try {
+    const value = JSON.parse(text) as Partial<LockHolder>;
+    if (typeof value.pid === "number" && typeof value.hostname === "string") return value as LockHolder;
+  } catch {
+    // An unreadable lock is judged by its age alone.
+  }
+  return undefined;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+function lockedBy(path: string, holder: LockHolder | undefined): StateError {
+  const who = holder
+    ? `process ${holder.pid} on ${holder.hostname} (since ${holder.startedAt})`
+    : "a process that left no name in it";
+  return new StateError(
+    `the state is locked by ${who}: another driftless is using it. Stop that one first, or remove ${path} if you are sure it is gone`,
+  );
+}
