@@ -1,0 +1,85 @@
+import {
+  ApiException,
+  type ConfigurationOptions,
+  KubeConfig,
+  Observable,
+  type ObservableMiddleware,
+} from "@kubernetes/client-node";
+import { ConfigError } from "../errors.js";
+
+/**
+ * How driftless reaches the Kubernetes API (the state Secret and the leader Lease): the client's own
+ * rules for finding a cluster, the namespace to use, a deadline per request, and the status of a failed
+ * call.
+ */
+
+/**
+ * The client's usual rules (`KubeConfig.loadFromDefault`): the files in `KUBECONFIG`, else
+ * `~/.kube/config`, else the pod's service account. Throws ConfigError when none exists, rather than
+ * the client's silent fallback to http://localhost:8080.
+ */
+export function loadKubeConfig(): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  try {
+    kubeConfig.loadFromDefault();
+  } catch (error) {
+    throw new ConfigError("cannot load the Kubernetes client configuration (KUBECONFIG or in-cluster)", {
+      cause: error,
+    });
+  }
+  // loadFromDefault's last resort names its context "loaded-context" and points at localhost:8080.
+  if (kubeConfig.getCurrentContext() === "loaded-context") {
+    throw new ConfigError(
+      "no Kubernetes API found: not in a pod with a service account, and neither KUBECONFIG nor ~/.kube/config exists; DRIFTLESS_STATE_STORE=kubernetes and DRIFTLESS_LEADER_ELECT=true need one",
+    );
+  }
+  return kubeConfig;
+}
+
+/**
+ * The namespace of the Lease and the state Secret: the configured one (DRIFTLESS_NAMESPACE), else the
+ * current context's (in a pod, the service account's own namespace), else `default`.
+ */
+export function namespaceOf(kubeConfig: KubeConfig, configured?: string): string {
+  if (configured) return configured;
+  return kubeConfig.getContextObject(kubeConfig.getCurrentContext())?.namespace || "default";
+}
+
+/**
+ * Per-request options that abort the request when `signal` fires. The client has no timeout of its own,
+ * and a request that hangs must not outlive a renew deadline.
+ */
+export function abortWith(signal: AbortSignal): ConfigurationOptions<ObservableMiddleware> {
+  return {
+    middleware: [
+      {
+        pre: (context) => {
+          context.setSignal(signal);
+          return new Observable(Promise.resolve(context));
+        },
+        post: (context) => new Observable(Promise.resolve(context)),
+      },
+    ],
+    middlewareMergeStrategy: "append",
+  };
+}
+
+/** The HTTP status of a failed client call (the client's ApiException), or undefined (network, abort). */
+export function statusOf(error: unknown): number | undefined {
+  return error instanceof ApiException ? error.code : undefined;
+}
+
+/** The API server's message of a failed call (its Status body), else the error's own message. */
+export function reasonOf(error: unknown): string {
+  const body: unknown = error instanceof ApiException ? error.body : undefined;
+  if (typeof body === "string") {
+    try {
+      const message = (JSON.parse(body) as { message?: unknown }).message;
+      if (typeof message === "string") return message;
+    } catch {
+      // Not a Status document: fall through to the error's message.
+    }
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split("\n")[0] ?? message;
+}

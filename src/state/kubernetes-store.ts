@@ -1,0 +1,156 @@
+import { randomBytes } from "node:crypto";
+import { promisify } from "node:util";
+import { gunzip, gzip } from "node:zlib";
+import { CoreV1Api, type KubeConfig, type V1Secret } from "@kubernetes/client-node";
+import { z } from "zod";
+import { StateError } from "../errors.js";
+import { abortWith, reasonOf, statusOf } from "../leader/kubernetes-client.js";
+import type { Logger } from "../telemetry/logger.js";
+import type { State, StateStore } from "./store.js";
+
+/**
+ * The state in one Kubernetes Secret, so that any replica can pick it up after a handover. The Secret
+ * (the state holds salted hashes of secrets, hence not a ConfigMap) carries gzip'd JSON under one key.
+ * Writes are conditional on the resourceVersion last read or written: a second writer gets a clear
+ * StateError instead of silently overwriting the first.
+ */
+
+/** The data key of the state in the Secret. */
+export const STATE_KEY = "state.json.gz";
+
+/**
+ * The API server refuses a Secret whose data exceeds 1 MiB. The default refusal point leaves a quarter
+ * of that as headroom so that one more pass's growth never meets the hard limit mid-save.
+ */
+export const DEFAULT_MAX_STATE_BYTES = 768 * 1024;
+
+export type KubernetesStateStoreOptions = {
+  kubeConfig: KubeConfig;
+  namespace: string;
+  /** Name of the Secret; default `driftless-state`. */
+  name?: string;
+  /** Largest compressed state saved; default DEFAULT_MAX_STATE_BYTES (768 KiB). */
+  maxBytes?: number;
+  /** Deadline of each API request; default 10 s. */
+  timeoutMs?: number;
+  logger: Logger;
+};
+
+/** Only what the store relies on; the records themselves belong to the reconciler. */
+const StoredState = z.object({
+  version: z.literal(1),
+  salt: z.string().min(1),
+  resources: z.record(z.string(), z.looseObject({ kind: z.string(), name: z.string() })),
+});
+
+const gzipAsync = promisify(gzip);
+const gunzipAsync = promisify(gunzip);
+
+/**
+ * A StateStore backed by the Secret `name` in `namespace`. `load` throws StateError when the Secret
+ * cannot be read or is corrupt; `save` throws StateError when another writer changed the Secret since
+ * this store last read or wrote it, when the state is larger than `maxBytes`, or when the API fails.
+ */
+export function createKubernetesStateStore(options: KubernetesStateStoreOptions): StateStore {
+  const { kubeConfig, namespace, logger } = options;
+  const name = options.name ?? "driftless-state";
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_STATE_BYTES;
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const where = `Secret ${namespace}/${name}`;
+  const log = logger.child({ stateStore: "kubernetes", secret: `${namespace}/${name}` });
+  // The resourceVersion this store last read or wrote; undefined while the Secret does not exist.
+  let resourceVersion: string | undefined;
+
+  async function load(): Promise<State> {
+    let secret: V1Secret;
+    try {
+      secret = await core.readNamespacedSecret(
+        { name, namespace },
+        abortWith(AbortSignal.timeout(timeoutMs)),
+      );
+    } catch (error) {
+      if (statusOf(error) === 404) {
+        resourceVersion = undefined;
+        log.info("no state Secret yet: starting from an empty state");
+        return emptyState();
+      }
+      throw new StateError(`cannot read the state ${where}: ${reasonOf(error)}`, { cause: error });
+    }
+    resourceVersion = secret.metadata?.resourceVersion;
+    const encoded = secret.data?.[STATE_KEY];
+    // A Secret created empty ahead of time (e.g. by a deployment tool) is a new state, not corruption.
+    if (!encoded) return emptyState();
+    return decode(encoded);
+  }
+
+  async function decode(encoded: string): Promise<State> {
+    try {
+      const json = (await gunzipAsync(Buffer.from(encoded, "base64"))).toString("utf8");
+      return StoredState.parse(JSON.parse(json)) as State;
+    } catch (error) {
+      throw new StateError(
+        `the state in ${where} (key ${STATE_KEY}) is corrupt; restore it from a backup or delete the Secret to start over: ${reasonOf(error)}`,
+        { cause: error },
+      );
+    }
+  }
+
+  async function save(state: State): Promise<void> {
+    const compressed = await gzipAsync(JSON.stringify(state));
+    const resources = Object.keys(state.resources).length;
+    if (compressed.length > maxBytes) {
+      throw new StateError(
+        `the state of ${resources} resources is ${kib(compressed.length)} compressed, over the ${kib(maxBytes)} this store keeps in ${where} (Kubernetes caps a Secret at 1 MiB); use the file store on a volume (DRIFTLESS_STATE_STORE=file) or split the manifests between several driftless deployments`,
+      );
+    }
+    if (compressed.length > maxBytes / 2) {
+      log.warn(
+        { bytes: compressed.length, maxBytes, resources },
+        "state Secret is over half of its size limit",
+      );
+    }
+    const body: V1Secret = {
+      apiVersion: "v1",
+      kind: "Secret",
+      type: "Opaque",
+      metadata: {
+        name,
+        namespace,
+        resourceVersion,
+        labels: { "app.kubernetes.io/name": "driftless", "app.kubernetes.io/component": "state" },
+      },
+      data: { [STATE_KEY]: compressed.toString("base64") },
+    };
+    const request = abortWith(AbortSignal.timeout(timeoutMs));
+    try {
+      const saved = resourceVersion
+        ? await core.replaceNamespacedSecret({ name, namespace, body }, request)
+        : await core.createNamespacedSecret({ namespace, body }, request);
+      resourceVersion = saved.metadata?.resourceVersion;
+      log.debug({ bytes: compressed.length, resources, resourceVersion }, "state saved");
+    } catch (error) {
+      if (statusOf(error) === 409) {
+        const what = resourceVersion
+          ? `it changed since this replica read it (resourceVersion ${resourceVersion})`
+          : "it was created by someone else after this replica found none";
+        throw new StateError(
+          `another writer changed the state: ${where} was not saved because ${what}; is a second driftless running without leader election? The next pass reloads it`,
+          { cause: error },
+        );
+      }
+      throw new StateError(`cannot save the state ${where}: ${reasonOf(error)}`, { cause: error });
+    }
+  }
+
+  return { load, save, close: async () => {} };
+}
+
+/** A new state with its own salt for the secret hashes. */
+function emptyState(): State {
+  return { version: 1, salt: randomBytes(16).toString("hex"), resources: {} };
+}
+
+function kib(bytes: number): string {
+  return `${Math.ceil(bytes / 1024)} KiB`;
+}

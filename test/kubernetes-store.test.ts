@@ -1,0 +1,206 @@
+import { gunzipSync, gzipSync } from "node:zlib";
+import { KubeConfig } from "@kubernetes/client-node";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { isStateError } from "../src/errors.js";
+import { createKubernetesStateStore, STATE_KEY } from "../src/state/kubernetes-store.js";
+import type { State } from "../src/state/store.js";
+import { createLogger } from "../src/telemetry/logger.js";
+import { type FakeKubernetes, startFakeKubernetes } from "./helpers/fake-kubernetes.js";
+import { realisticState } from "./helpers/realistic-state.js";
+
+const NAMESPACE = "driftless-test";
+const logger = createLogger("silent");
+
+let fake: FakeKubernetes;
+beforeEach(async () => {
+  fake = await startFakeKubernetes();
+});
+afterEach(async () => {
+  await fake.close();
+});
+
+/** A store as a replica builds it: its own client, from the kubeconfig file the fake server wrote. */
+function replica(options: { maxBytes?: number; timeoutMs?: number } = {}) {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(fake.kubeconfigPath);
+  return createKubernetesStateStore({ kubeConfig, namespace: NAMESPACE, logger, ...options });
+}
+
+const stateWith = (salt: string, names: string[]): State => ({
+  version: 1,
+  salt,
+  resources: Object.fromEntries(
+    names.map((name) => [`ApiKey/${name}`, { kind: "ApiKey", name, appliedAt: "2026-11-23T04:00:00.000Z" }]),
+  ),
+});
+
+const storedState = () => {
+  const data = fake.get("secrets", NAMESPACE, "driftless-state")?.data?.[STATE_KEY];
+  return data ? JSON.parse(gunzipSync(Buffer.from(data, "base64")).toString("utf8")) : undefined;
+};
+
+describe("the Kubernetes state store", () => {
+  it("starts from an empty state with a fresh salt when no Secret exists, and creates none until a save", async () => {
+    const state = await replica().load();
+
+    expect(state).toEqual({ version: 1, salt: expect.stringMatching(/^[0-9a-f]{32}$/), resources: {} });
+    expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      `GET /api/v1/namespaces/${NAMESPACE}/secrets/driftless-state`,
+    ]);
+  });
+
+  it("saves gzip'd JSON in one Secret that another replica loads unchanged", async () => {
+    const saved = stateWith("abc", ["ci-deployer", "reader"]);
+    const first = replica();
+    await first.load();
+
+    await first.save(saved);
+    const loaded = await replica().load();
+
+    expect(loaded).toEqual(saved);
+    expect(storedState()).toEqual(saved);
+    const secret = fake.get("secrets", NAMESPACE, "driftless-state");
+    expect(secret?.type).toBe("Opaque");
+    expect(Object.keys(secret?.data ?? {})).toEqual([STATE_KEY]);
+  });
+
+  it("saves again over its own write (the resourceVersion follows each save)", async () => {
+    const store = replica();
+    await store.load();
+
+    await store.save(stateWith("abc", ["one"]));
+    await store.save(stateWith("abc", ["one", "two"]));
+    await store.save(stateWith("abc", ["two"]));
+
+    expect(storedState()).toEqual(stateWith("abc", ["two"]));
+  });
+
+  it("refuses a save when another writer changed the Secret since it was read", async () => {
+    const a = replica();
+    const b = replica();
+    await a.load();
+    await a.save(stateWith("abc", ["first"]));
+    await b.load();
+    await a.load();
+    await a.save(stateWith("abc", ["from-a"]));
+
+    const failure = await b.save(stateWith("abc", ["from-b"])).catch((e: unknown) => e);
+
+    expect(isStateError(failure)).toBe(true);
+    expect((failure as Error).message).toMatch(
+      /^another writer changed the state: Secret driftless-test\/driftless-state/,
+    );
+    expect(storedState()).toEqual(stateWith("abc", ["from-a"]));
+  });
+
+  it("refuses a save when another writer created the Secret after this one found none", async () => {
+    const a = replica();
+    const b = replica();
+    await a.load();
+    await b.load();
+    await a.save(stateWith("aaa", ["from-a"]));
+
+    const failure = await b.save(stateWith("bbb", ["from-b"])).catch((e: unknown) => e);
+
+    expect(isStateError(failure)).toBe(true);
+    expect((failure as Error).message).toMatch(
+      /another writer changed the state: .* created by someone else/,
+    );
+    expect(storedState()).toEqual(stateWith("aaa", ["from-a"]));
+  });
+
+  it("saves after reloading what the other writer saved", async () => {
+    const a = replica();
+    const b = replica();
+    await a.load();
+    await b.load();
+    await a.save(stateWith("aaa", ["from-a"]));
+    await b.save(stateWith("aaa", ["from-b"])).catch(() => {});
+
+    const reloaded = await b.load();
+    await b.save({
+      ...reloaded,
+      resources: { ...reloaded.resources, ...stateWith("aaa", ["from-b"]).resources },
+    });
+
+    expect(Object.keys(storedState().resources)).toEqual(["ApiKey/from-a", "ApiKey/from-b"]);
+  });
+
+  it("treats a Secret created empty ahead of time as a new state and saves into it", async () => {
+    fake.put("secrets", NAMESPACE, { metadata: { name: "driftless-state" }, type: "Opaque" });
+    const store = replica();
+
+    const state = await store.load();
+    await store.save(stateWith(state.salt, ["one"]));
+
+    expect(state.resources).toEqual({});
+    expect(storedState()).toEqual(stateWith(state.salt, ["one"]));
+  });
+
+  it("reports a corrupt Secret as a StateError naming the Secret", async () => {
+    fake.put("secrets", NAMESPACE, {
+      metadata: { name: "driftless-state" },
+      data: { [STATE_KEY]: gzipSync('{"version":2}').toString("base64") },
+    });
+
+    const failure = await replica()
+      .load()
+      .catch((e: unknown) => e);
+
+    expect(isStateError(failure)).toBe(true);
+    expect((failure as Error).message).toMatch(
+      /the state in Secret driftless-test\/driftless-state .* is corrupt/,
+    );
+  });
+
+  it("reports an API server error on load and on save as a StateError", async () => {
+    const store = replica();
+    await store.load();
+    fake.setFault({ status: 500 });
+
+    const loadFailure = await store.load().catch((e: unknown) => e);
+    const saveFailure = await store.save(stateWith("abc", ["one"])).catch((e: unknown) => e);
+
+    expect(isStateError(loadFailure)).toBe(true);
+    expect((loadFailure as Error).message).toMatch(/cannot read the state Secret .*: injected fault/);
+    expect(isStateError(saveFailure)).toBe(true);
+    expect((saveFailure as Error).message).toMatch(/cannot save the state Secret .*: injected fault/);
+  });
+
+  it("gives up on a request the API server never answers", async () => {
+    const store = replica({ timeoutMs: 200 });
+    fake.setFault("hang");
+
+    const failure = await store.load().catch((e: unknown) => e);
+
+    expect(isStateError(failure)).toBe(true);
+    expect((failure as Error).message).toMatch(/cannot read the state Secret/);
+  });
+
+  it("refuses, before sending it, a state over its size limit, saying what to do", async () => {
+    const store = replica({ maxBytes: 64 * 1024 });
+    await store.load();
+    const writesBefore = fake.requests.filter((r) => r.method !== "GET").length;
+
+    const failure = await store.save(realisticState(1000)).catch((e: unknown) => e);
+
+    expect(isStateError(failure)).toBe(true);
+    expect((failure as Error).message).toMatch(
+      /the state of 1000 resources is \d+ KiB compressed, over the 64 KiB .* use the file store/,
+    );
+    expect(fake.requests.filter((r) => r.method !== "GET").length).toBe(writesBefore);
+  });
+
+  it("refuses 10,000 pipe-sized resources with the default limit, and saves 2,000 of them", async () => {
+    const store = replica();
+    await store.load();
+
+    const failure = await store.save(realisticState(10_000)).catch((e: unknown) => e);
+    await store.save(realisticState(2000));
+
+    expect((failure as Error).message).toMatch(
+      /the state of 10000 resources is \d+ KiB compressed, over the 768 KiB/,
+    );
+    expect(Object.keys(storedState().resources)).toHaveLength(2000);
+  });
+});
