@@ -1,0 +1,65 @@
+import type { Api } from "../errors.js";
+
+/**
+ * A scripted misbehaviour of the platform, for the next `count` requests that match it:
+ * - `status`: answer `status` (default 503) with `body` (default: the API's error shape) and `headers`;
+ * - `latency`: wait `ms` (default 1000), then answer normally;
+ * - `drop`: close the connection without an answer;
+ * - `hang`: never answer (until the client gives up or the simulator closes).
+ */
+export type Fault = {
+  api: Api;
+  /** Matches any method when absent. */
+  method?: string;
+  /** A route template, e.g. "/v1/organizations/{organizationId}/keys/{keyId}"; any route when absent. */
+  route?: string;
+  kind: "status" | "latency" | "drop" | "hang";
+  status?: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** How many matching requests it hits before it is spent (default 1; Infinity: never spent). */
+  count?: number;
+  ms?: number;
+  /** Chance that a matching request is hit (default 1), drawn from the simulator's seeded generator. */
+  probability?: number;
+};
+
+/** A small seeded generator (mulberry32): the same seed hits the same requests in every run. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The injected faults, first injected first matched. */
+export function createFaultBook(random: () => number) {
+  let faults: Array<Fault & { left: number }> = [];
+  return {
+    inject(fault: Fault): void {
+      faults.push({ ...fault, left: fault.count ?? 1 });
+    },
+    clear(): void {
+      faults = [];
+    },
+    /** The fault that hits this request, if any; hitting spends one of its count. */
+    take(api: Api, method: string, route: string | undefined): Fault | undefined {
+      for (const fault of faults) {
+        if (fault.api !== api || fault.left <= 0) continue;
+        if (fault.method && fault.method.toUpperCase() !== method) continue;
+        if (fault.route && fault.route !== route) continue;
+        // Every matching request draws, so a seed fixes which requests are hit whatever else happens.
+        if (fault.probability !== undefined && random() >= fault.probability) continue;
+        fault.left--;
+        faults = faults.filter((f) => f.left > 0);
+        return fault;
+      }
+      return undefined;
+    },
+  };
+}
+export type FaultBook = ReturnType<typeof createFaultBook>;

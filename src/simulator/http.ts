@@ -1,0 +1,231 @@
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+import { type Api, DriftlessError } from "../errors.js";
+import type { Logger } from "../telemetry/logger.js";
+import type { FaultBook } from "./faults.js";
+import type { RateDecision } from "./rate-limit.js";
+
+/**
+ * What both simulated APIs share: routing by path template, recording, faults, auth, rate limits and
+ * the error answers. Each API brings its routes, its auth and its error body.
+ */
+
+/** One request as it arrived, and the status it got (0: dropped, hanging, or not answered yet). */
+export type RecordedRequest = {
+  api: Api;
+  method: string;
+  path: string;
+  /** The route template, e.g. "/api/v2/alerts/{id}"; undefined when no route matched. */
+  route: string | undefined;
+  headers: IncomingHttpHeaders;
+  /** The parsed JSON body; undefined when there was none or it was not JSON. */
+  body: unknown;
+  status: number;
+  /** Arrival time, ms since the epoch. */
+  at: number;
+};
+
+export type Answer = { status: number; body?: unknown; headers?: Record<string, string> };
+
+/**
+ * A request the platform refuses (400, 403, 404, ...). Thrown by handlers and turned into the API's
+ * error answer; it never leaves the simulator.
+ */
+export class Rejection extends DriftlessError {
+  override name = "Rejection";
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const badRequest = (message: string) => new Rejection(400, "BAD_REQUEST", message);
+export const notFound = (message: string) => new Rejection(404, "NOT_FOUND", message);
+
+export type RequestContext<Caller> = {
+  params: Record<string, string>;
+  body: unknown;
+  caller: Caller;
+  requestId: string | undefined;
+};
+
+export type Route<Caller> = {
+  method: string;
+  template: string;
+  handle(context: RequestContext<Caller>): Answer;
+};
+
+export type ApiServerOptions<Caller> = {
+  api: Api;
+  routes: Route<Caller>[];
+  /** The caller an Authorization header proves, or undefined (401). */
+  authenticate(authorization: string | undefined): Caller | undefined;
+  /** The caller's identity for the rate limit. */
+  callerId(caller: Caller): string;
+  limiter(callerId: string): RateDecision | undefined;
+  errorBody(status: number, code: string, message: string, requestId: string | undefined): unknown;
+  newRequestId(): string | undefined;
+  faults: FaultBook;
+  requests: RecordedRequest[];
+  logger: Logger | undefined;
+};
+
+const MAX_BODY_BYTES = 1_048_576;
+
+function match<Caller>(routes: Route<Caller>[], method: string, path: string) {
+  const segments = path.split("/");
+  let pathMatched = false;
+  for (const route of routes) {
+    const parts = route.template.split("/");
+    if (parts.length !== segments.length) continue;
+    const params: Record<string, string> = {};
+    const same = parts.every((part, i) => {
+      const segment = segments[i] ?? "";
+      if (!part.startsWith("{")) return part === segment;
+      params[part.slice(1, -1)] = decodeURIComponent(segment);
+      return segment !== "";
+    });
+    if (!same) continue;
+    if (route.method === method) return { route, params, pathMatched: true };
+    pathMatched = true;
+  }
+  return { route: undefined, params: {}, pathMatched };
+}
+
+async function readBody(request: IncomingMessage): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/** Starts one API's server on host:port (0: any free port); resolves once it listens. */
+export async function startApiServer<Caller>(options: ApiServerOptions<Caller>, host: string, port: number) {
+  const { api, faults, logger } = options;
+
+  async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const at = Date.now();
+    const method = request.method ?? "GET";
+    const path = new URL(request.url ?? "/", "http://simulator").pathname;
+    const { route, params, pathMatched } = match(options.routes, method, path);
+    const requestId = options.newRequestId();
+    const text = await readBody(request);
+    const json = text ? parseJson(text) : undefined;
+    const recorded: RecordedRequest = {
+      api,
+      method,
+      path,
+      route: route?.template,
+      headers: request.headers,
+      body: json?.ok ? json.value : undefined,
+      status: 0,
+      at,
+    };
+    options.requests.push(recorded);
+
+    const send = (answer: Answer) => {
+      recorded.status = answer.status;
+      logger?.debug({ api, method, route: recorded.route, status: answer.status }, "simulator answered");
+      const headers: Record<string, string> = { "content-type": "application/json", ...answer.headers };
+      if (requestId) headers["x-request-id"] = requestId;
+      response.writeHead(answer.status, headers);
+      response.end(answer.body === undefined ? undefined : JSON.stringify(answer.body));
+    };
+    const reject = (status: number, code: string, message: string, headers?: Record<string, string>) =>
+      send({ status, body: options.errorBody(status, code, message, requestId), headers });
+
+    const fault = faults.take(api, method, recorded.route);
+    if (fault?.kind === "drop") {
+      logger?.debug({ api, method, route: recorded.route }, "simulator dropped the connection");
+      request.socket.destroy();
+      return;
+    }
+    if (fault?.kind === "hang") return;
+    if (fault?.kind === "latency") await sleep(fault.ms ?? 1000);
+    if (fault?.kind === "status") {
+      const status = fault.status ?? 503;
+      const body = fault.body ?? options.errorBody(status, "INJECTED_FAULT", "injected fault", requestId);
+      send({ status, body, headers: fault.headers });
+      return;
+    }
+
+    if (!route) {
+      if (pathMatched) return reject(405, "METHOD_NOT_ALLOWED", `${method} is not allowed on ${path}`);
+      return reject(404, "NOT_FOUND", `no route ${method} ${path}`);
+    }
+    const caller = options.authenticate(request.headers.authorization);
+    if (caller === undefined) return reject(401, "UNAUTHORIZED", "missing or invalid credentials");
+    const rate = options.limiter(options.callerId(caller));
+    const rateHeaders: Record<string, string> = rate
+      ? {
+          "x-ratelimit-limit": String(rate.limit),
+          "x-ratelimit-remaining": String(rate.remaining),
+          // Unix seconds, as GitHub and most APIs send it; Retry-After carries the relative wait.
+          "x-ratelimit-reset": String(Math.ceil(rate.resetAt / 1000)),
+        }
+      : {};
+    if (rate && !rate.allowed) {
+      const retryAfter = String(Math.max(1, Math.ceil((rate.resetAt - Date.now()) / 1000)));
+      return send({
+        status: 429,
+        body: { error: "TOO_MANY_REQUESTS" },
+        headers: { ...rateHeaders, "retry-after": retryAfter },
+      });
+    }
+    if (text === undefined) return reject(413, "PAYLOAD_TOO_LARGE", "the body is larger than 1 MiB");
+    if (text && !/^application\/json\b/i.test(request.headers["content-type"] ?? "")) {
+      return reject(415, "UNSUPPORTED_MEDIA_TYPE", "a body must be sent with Content-Type: application/json");
+    }
+    if (json && !json.ok) return reject(400, "BAD_REQUEST", "the body is not valid JSON");
+
+    try {
+      const answer = route.handle({ params, body: recorded.body, caller, requestId });
+      send({ ...answer, headers: { ...rateHeaders, ...answer.headers } });
+    } catch (error) {
+      if (error instanceof Rejection) return reject(error.status, error.code, error.message, rateHeaders);
+      logger?.error({ err: error, api, method, route: route.template }, "simulator handler failed");
+      reject(500, "INTERNAL_ERROR", "the simulator failed to handle the request");
+    }
+  }
+
+  const server = createServer((request, response) => {
+    serve(request, response).catch((error) => {
+      logger?.error({ err: error, api }, "simulator request failed");
+      response.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const urlHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${urlHost}:${address.port}`,
+    /** Stops listening and cuts every open connection, hanging ones included. */
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

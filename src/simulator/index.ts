@@ -1,0 +1,208 @@
+import { randomUUID } from "node:crypto";
+import { ConfigError } from "../errors.js";
+import type { Logger } from "../telemetry/logger.js";
+import { defaultFixture } from "./default-fixture.js";
+import { createFaultBook, type Fault, seededRandom } from "./faults.js";
+import { loadFixture, parseFixture } from "./fixture.js";
+import { type RecordedRequest, startApiServer } from "./http.js";
+import { authenticateKey, managementErrorBody, managementRoutes } from "./management.js";
+import type { ApiKey, Backup, FixtureInput, PlatformState } from "./model.js";
+import { authenticateToken, observabilityErrorBody, observabilityRoutes } from "./observability.js";
+import { createRateLimiter, type RateLimit } from "./rate-limit.js";
+
+/**
+ * A simulator of the platform's two APIs, for demos, tests and the embedded default when no API URL
+ * is configured. It is not a client of anything: nothing outside cli, commands and tests imports it.
+ */
+
+export { defaultFixture, defaultIds } from "./default-fixture.js";
+export type { Fault } from "./faults.js";
+export { loadFixture } from "./fixture.js";
+export type { RecordedRequest } from "./http.js";
+export type * from "./model.js";
+export type { RateLimit } from "./rate-limit.js";
+
+/** An alert's state changes to `state` `afterMs` after the simulator starts. */
+export type AlertStep = { alertId: string; afterMs: number; state: string };
+
+export type SimulatorOptions = {
+  /** Address to bind; default 127.0.0.1. */
+  host?: string;
+  /** Default 0: any free port. */
+  managementPort?: number;
+  /** Default 0: any free port. */
+  observabilityPort?: number;
+  /** The initial platform, as data or a YAML file path; default the built-in defaultFixture(). */
+  fixture?: FixtureInput | string;
+  /** Seed of the faults' `probability` draws; default 1. */
+  seed?: number;
+  /** Per key (management, default 10 per 10 s) and per token (observability, default 100 per 60 s); false: off. */
+  rateLimit?: { management?: RateLimit | false; observability?: RateLimit | false };
+  /** How long a new reverse private endpoint stays `Provisioning` before `Ready`; default 5000, 0: at once. */
+  endpointReadyAfterMs?: number;
+  /** Scripted alert state changes, e.g. OK → ALERT → OK. */
+  alertScript?: AlertStep[];
+  /** When set, every service gets a new backup this often (they appear over time). */
+  backupEveryMs?: number;
+  /** Receives one debug line per request (never headers or bodies) and handler failures. */
+  logger?: Logger;
+};
+
+export type Simulator = {
+  managementUrl: string;
+  observabilityUrl: string;
+  /** The first management key with a secret and the first observability token of the fixture. */
+  credentials: { managementKeyId: string; managementKeySecret: string; observabilityToken: string };
+  /** Every request in arrival order, both APIs; cleared in place by clearRequests(). */
+  requests: RecordedRequest[];
+  clearRequests(): void;
+  inject(fault: Fault): void;
+  clearFaults(): void;
+  /** The live platform: change it to simulate an edit made in the web console. */
+  state: PlatformState;
+  /** Adds a finished backup of a service (default: finished now) and returns it. */
+  addBackup(serviceId: string, finishedAt?: Date): Backup;
+  /** Sets an alert's state as the platform would; throws ConfigError for an unknown alert. */
+  setAlertState(alertId: string, state: string): void;
+  /** Stops both servers, cutting open connections, and every timer. */
+  close(): Promise<void>;
+};
+
+export const DEFAULT_RATE_LIMITS = {
+  management: { requests: 10, windowMs: 10_000 },
+  observability: { requests: 100, windowMs: 60_000 },
+} as const;
+
+function initialState(fixture: SimulatorOptions["fixture"]): PlatformState {
+  if (typeof fixture === "string") return loadFixture(fixture);
+  return parseFixture(fixture ?? defaultFixture(), "given to startSimulator");
+}
+
+/** Starts both APIs; throws ConfigError for a bad fixture, and the listen error for a busy port. */
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const host = options.host ?? "127.0.0.1";
+  const state = initialState(options.fixture);
+  const requests: RecordedRequest[] = [];
+  const faults = createFaultBook(seededRandom(options.seed ?? 1));
+  const timers = new Set<NodeJS.Timeout>();
+  const later = (ms: number, run: () => void, every = false) => {
+    const timer = every ? setInterval(run, ms) : setTimeout(run, ms);
+    timer.unref();
+    timers.add(timer);
+  };
+  const readyAfter = options.endpointReadyAfterMs ?? 5000;
+
+  const setAlertState = (alertId: string, value: string) => {
+    const alert = state.alerts.find((a) => a.id === alertId);
+    if (!alert) throw new ConfigError(`the simulator has no alert ${alertId}`);
+    alert.state = value;
+    alert.updatedAt = new Date().toISOString();
+  };
+
+  const addBackup = (serviceId: string, finishedAt = new Date()): Backup => {
+    const durationInSeconds = 420;
+    const backup: Backup = {
+      id: randomUUID(),
+      serviceId,
+      startedAt: new Date(finishedAt.getTime() - durationInSeconds * 1000).toISOString(),
+      finishedAt: finishedAt.toISOString(),
+      sizeInBytes: 52_428_800,
+      durationInSeconds,
+      backupName: `backup-${finishedAt.toISOString().replace(/[-:.TZ]/g, "")}`,
+      bucket: {
+        bucketPath: "s3://acme-backups/analytics",
+        iamRoleArn: "arn:aws:iam::123456789012:role/platform-backups",
+        iamRoleSessionName: "platform-backup",
+      },
+    };
+    state.backups.unshift(backup);
+    return backup;
+  };
+
+  const management = await startApiServer<ApiKey>(
+    {
+      api: "management",
+      routes: managementRoutes({
+        state,
+        initialEndpointStatus: () => (readyAfter <= 0 ? "Ready" : "Provisioning"),
+        onEndpointCreated: (endpoint) => {
+          if (readyAfter > 0) later(readyAfter, () => Object.assign(endpoint, { status: "Ready" }));
+        },
+      }),
+      authenticate: (authorization) => authenticateKey(state, authorization),
+      callerId: (key) => key.id,
+      limiter: createRateLimiter(options.rateLimit?.management ?? DEFAULT_RATE_LIMITS.management),
+      errorBody: managementErrorBody,
+      newRequestId: randomUUID,
+      faults,
+      requests,
+      logger: options.logger,
+    },
+    host,
+    options.managementPort ?? 0,
+  );
+  const observability = await startApiServer<string>(
+    {
+      api: "observability",
+      routes: observabilityRoutes(state),
+      authenticate: (authorization) => authenticateToken(state, authorization),
+      callerId: (token) => token,
+      limiter: createRateLimiter(options.rateLimit?.observability ?? DEFAULT_RATE_LIMITS.observability),
+      errorBody: observabilityErrorBody,
+      newRequestId: () => undefined,
+      faults,
+      requests,
+      logger: options.logger,
+    },
+    host,
+    options.observabilityPort ?? 0,
+  ).catch(async (error) => {
+    await management.close();
+    throw error;
+  });
+
+  for (const step of options.alertScript ?? []) {
+    if (!state.alerts.some((a) => a.id === step.alertId)) {
+      await Promise.all([management.close(), observability.close()]);
+      throw new ConfigError(`the alert script names alert ${step.alertId}, which the fixture does not have`);
+    }
+    // A dashboard PUT may have deleted the alert by then; a script step for it is then moot.
+    later(step.afterMs, () => {
+      if (state.alerts.some((a) => a.id === step.alertId)) setAlertState(step.alertId, step.state);
+    });
+  }
+  if (options.backupEveryMs) {
+    later(
+      options.backupEveryMs,
+      () => {
+        for (const service of state.services) addBackup(service.id);
+      },
+      true,
+    );
+  }
+
+  const key = state.keys.find((k) => k.secret);
+  return {
+    managementUrl: management.url,
+    observabilityUrl: observability.url,
+    credentials: {
+      managementKeyId: key?.id ?? "",
+      managementKeySecret: key?.secret ?? "",
+      observabilityToken: state.observabilityTokens[0] ?? "",
+    },
+    requests,
+    clearRequests: () => {
+      requests.length = 0;
+    },
+    inject: (fault) => faults.inject(fault),
+    clearFaults: () => faults.clear(),
+    state,
+    addBackup,
+    setAlertState,
+    close: async () => {
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      await Promise.all([management.close(), observability.close()]);
+    },
+  };
+}

@@ -1,0 +1,237 @@
+import { randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
+import { type Answer, badRequest, notFound, Rejection, type Route } from "./http.js";
+import type { ApiKey, DataPipe, PlatformState, ReverseEndpoint } from "./model.js";
+import { EndpointCreate, KeyPatch, OrganizationPatch, PipePatch, parseBody } from "./requests.js";
+
+/**
+ * The management API: the five endpoints of management-api.md over the live state, HTTP Basic auth
+ * against the keys that have a secret, and the `{status, requestId, result}` envelope.
+ */
+
+export type ManagementDeps = {
+  state: PlatformState;
+  /** Called with each endpoint just created, so its status can move on to Ready later. */
+  onEndpointCreated(endpoint: ReverseEndpoint): void;
+  /** The status a new endpoint starts in. */
+  initialEndpointStatus(): string;
+};
+
+export const managementErrorBody = (status: number, code: string, message: string, requestId?: string) => ({
+  status,
+  error: `${code}: ${message}`,
+  requestId,
+});
+
+const same = (a: string, b: string) =>
+  a.length === b.length && timingSafeEqual(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+
+/** The key that `Authorization: Basic base64(id:secret)` proves: enabled, unexpired, secret matching. */
+export function authenticateKey(state: PlatformState, authorization: string | undefined): ApiKey | undefined {
+  const match = /^Basic\s+(\S+)$/i.exec(authorization ?? "");
+  if (!match?.[1]) return undefined;
+  const decoded = Buffer.from(match[1], "base64").toString("utf8");
+  const colon = decoded.indexOf(":");
+  if (colon < 0) return undefined;
+  const id = decoded.slice(0, colon);
+  const secret = decoded.slice(colon + 1);
+  const key = state.keys.find((k) => k.id === id);
+  if (!key?.secret || !same(key.secret, secret) || key.state !== "enabled") return undefined;
+  if (key.expireAt && Date.parse(key.expireAt) <= Date.now()) return undefined;
+  key.usedAt = new Date().toISOString();
+  return key;
+}
+
+const ok = (result: unknown, requestId: string | undefined): Answer => ({
+  status: 200,
+  body: { status: 200, requestId, result },
+});
+
+/** A key as results show it: without the organization it belongs to and without its secret. */
+export function publicKey(key: ApiKey) {
+  const { organizationId: _organization, secret: _secret, ...shown } = key;
+  return shown;
+}
+
+export function managementRoutes(deps: ManagementDeps): Route<ApiKey>[] {
+  const { state } = deps;
+  const now = () => new Date().toISOString();
+
+  const organization = (organizationId: string, caller: ApiKey) => {
+    const found = state.organizations.find((o) => o.id === organizationId);
+    if (!found) throw notFound(`organization ${organizationId} does not exist`);
+    if (caller.organizationId !== organizationId) {
+      throw new Rejection(
+        403,
+        "FORBIDDEN",
+        `key ${caller.id} does not belong to organization ${organizationId}`,
+      );
+    }
+    return found;
+  };
+  const service = (params: Record<string, string>, caller: ApiKey) => {
+    const organizationId = params.organizationId ?? "";
+    organization(organizationId, caller);
+    const found = state.services.find(
+      (s) => s.id === params.serviceId && s.organizationId === organizationId,
+    );
+    if (!found)
+      throw notFound(`service ${params.serviceId} does not exist in organization ${organizationId}`);
+    return found;
+  };
+
+  return [
+    {
+      method: "PATCH",
+      template: "/v1/organizations/{organizationId}",
+      handle({ params, body, caller, requestId }) {
+        const org = organization(params.organizationId ?? "", caller);
+        const patch = parseBody(OrganizationPatch, body);
+        if (patch.name !== undefined) org.name = patch.name;
+        // Entries are a set keyed by id: remove first, then add (an added id replaces its old entry).
+        const removed = new Set((patch.privateEndpoints?.remove ?? []).map((e) => e.id));
+        org.privateEndpoints = org.privateEndpoints.filter((e) => !removed.has(e.id));
+        for (const entry of patch.privateEndpoints?.add ?? []) {
+          org.privateEndpoints = [...org.privateEndpoints.filter((e) => e.id !== entry.id), entry];
+        }
+        return ok(org, requestId);
+      },
+    },
+    {
+      method: "PATCH",
+      template: "/v1/organizations/{organizationId}/keys/{keyId}",
+      handle({ params, body, caller, requestId }) {
+        organization(params.organizationId ?? "", caller);
+        const key = state.keys.find(
+          (k) => k.id === params.keyId && k.organizationId === params.organizationId,
+        );
+        if (!key)
+          throw notFound(`key ${params.keyId} does not exist in organization ${params.organizationId}`);
+        const patch = parseBody(KeyPatch, body);
+        if (patch.name !== undefined) key.name = patch.name;
+        if (patch.roles !== undefined) key.roles = patch.roles;
+        if (patch.expireAt !== undefined) key.expireAt = patch.expireAt || null;
+        if (patch.ipAccessList !== undefined) key.ipAccessList = patch.ipAccessList;
+        return ok(publicKey(key), requestId);
+      },
+    },
+    {
+      method: "PATCH",
+      template: "/v1/organizations/{organizationId}/services/{serviceId}/datapipes/{dataPipeId}",
+      handle({ params, body, caller, requestId }) {
+        service(params, caller);
+        const pipe = state.pipes.find((p) => p.id === params.dataPipeId && p.serviceId === params.serviceId);
+        if (!pipe)
+          throw notFound(`data pipe ${params.dataPipeId} does not exist in service ${params.serviceId}`);
+        applyPipePatch(state, pipe, parseBody(PipePatch, body));
+        pipe.updatedAt = now();
+        return ok(pipe, requestId);
+      },
+    },
+    {
+      method: "POST",
+      template: "/v1/organizations/{organizationId}/services/{serviceId}/datapipesReversePrivateEndpoints",
+      handle({ params, body, caller, requestId }) {
+        const owner = service(params, caller);
+        const request = parseBody(EndpointCreate, body);
+        const id = randomUUID();
+        const endpointId = `vpce-${randomBytes(9).toString("hex").slice(0, 17)}`;
+        const endpoint: ReverseEndpoint = {
+          id,
+          serviceId: owner.id,
+          description: request.description ?? "",
+          type: request.type,
+          vpcEndpointServiceName: request.vpcEndpointServiceName ?? null,
+          vpcResourceConfigurationId: request.vpcResourceConfigurationId ?? null,
+          vpcResourceShareArn: request.vpcResourceShareArn ?? null,
+          mskClusterArn: request.mskClusterArn ?? null,
+          mskAuthentication: request.mskAuthentication ?? null,
+          endpointId,
+          dnsNames: [`${endpointId}.vpce-svc.eu-west-1.vpce.amazonaws.com`],
+          privateDnsNames: [`${id.slice(0, 8)}.datapipes.${owner.id.slice(0, 8)}.private.platform.internal`],
+          status: deps.initialEndpointStatus(),
+        };
+        state.endpoints.push(endpoint);
+        deps.onEndpointCreated(endpoint);
+        return ok(endpoint, requestId);
+      },
+    },
+    {
+      method: "GET",
+      template: "/v1/organizations/{organizationId}/services/{serviceId}/backups",
+      handle({ params, caller, requestId }) {
+        const owner = service(params, caller);
+        const backups = state.backups
+          .filter((b) => b.serviceId === owner.id)
+          .sort((a, b) => Date.parse(b.finishedAt) - Date.parse(a.finishedAt));
+        return ok(backups, requestId);
+      },
+    },
+  ];
+}
+
+type SourceKind = keyof DataPipe["source"];
+
+/**
+ * Applies a validated pipe PATCH: only sent fields change; lists replace, except postgres table
+ * mappings, a set keyed by (sourceSchemaName, sourceTable, targetTable). Credentials are accepted and
+ * dropped, as results never carry them. Throws a 400 Rejection when the body names a source kind the
+ * pipe does not have or an endpoint its service does not have.
+ */
+function applyPipePatch(state: PlatformState, pipe: DataPipe, patch: PipePatch): void {
+  const { validateSamples: _validateSamples, ...kinds } = patch.source ?? {};
+  const current = (Object.keys(pipe.source) as SourceKind[]).find((k) => pipe.source[k] !== undefined);
+  for (const kind of Object.keys(kinds) as SourceKind[]) {
+    if (kinds[kind] !== undefined && kind !== current) {
+      throw badRequest(`source.${kind}: the pipe's source is ${current ?? "unset"}, not ${kind}`);
+    }
+  }
+
+  if (kinds.kafka && pipe.source.kafka) {
+    const { credentials: _credentials, ...fields } = kinds.kafka;
+    for (const id of fields.reversePrivateEndpointIds ?? []) {
+      if (!state.endpoints.some((e) => e.id === id && e.serviceId === pipe.serviceId)) {
+        throw badRequest(
+          `source.kafka.reversePrivateEndpointIds: endpoint ${id} does not exist in service ${pipe.serviceId}`,
+        );
+      }
+    }
+    Object.assign(pipe.source.kafka, fields);
+  }
+  if (kinds.objectStorage && pipe.source.objectStorage) {
+    // connectionString may embed an account key, so like every credential it is not kept for results.
+    const { accessKey: _accessKey, connectionString: _connectionString, ...fields } = kinds.objectStorage;
+    Object.assign(pipe.source.objectStorage, fields);
+  }
+  if (kinds.kinesis && pipe.source.kinesis) {
+    const { accessKey: _accessKey, ...fields } = kinds.kinesis;
+    Object.assign(pipe.source.kinesis, fields);
+  }
+  if (kinds.postgres && pipe.source.postgres) {
+    const postgres = pipe.source.postgres;
+    const {
+      credentials: _credentials,
+      settings,
+      tableMappingsToAdd,
+      tableMappingsToRemove,
+      ...fields
+    } = kinds.postgres;
+    Object.assign(postgres, fields);
+    if (settings) postgres.settings = { ...postgres.settings, ...settings };
+    const key = (m: { sourceSchemaName: string; sourceTable: string; targetTable: string }) =>
+      JSON.stringify([m.sourceSchemaName, m.sourceTable, m.targetTable]);
+    const removed = new Set((tableMappingsToRemove ?? []).map(key));
+    postgres.tableMappings = postgres.tableMappings.filter((m) => !removed.has(key(m)));
+    for (const mapping of tableMappingsToAdd ?? []) {
+      postgres.tableMappings = [...postgres.tableMappings.filter((m) => key(m) !== key(mapping)), mapping];
+    }
+  }
+
+  if (patch.name !== undefined) pipe.name = patch.name;
+  if (patch.destination) pipe.destination.columns = patch.destination.columns;
+  if (patch.fieldMappings) pipe.fieldMappings = patch.fieldMappings;
+  if (patch.settings) pipe.settings = { ...pipe.settings, ...definedOnly(patch.settings) };
+}
+
+function definedOnly<T extends object>(value: T): Record<string, number | boolean> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));
+}

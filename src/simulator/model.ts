@@ -1,0 +1,235 @@
+import { z } from "zod";
+
+/**
+ * The simulated platform's resources, shaped as the seed documents show them in results, plus the few
+ * fields the platform keeps to itself (which organization a key belongs to, its secret). A fixture is
+ * the whole platform at start; the same shapes are the live state tests read and change.
+ */
+
+const Text = z.string();
+const Strings = z.array(z.string());
+
+export const Organization = z.strictObject({
+  id: Text,
+  name: Text,
+  createdAt: Text,
+  privateEndpoints: z.array(z.strictObject({ id: Text, description: Text })).default([]),
+  byocConfig: z.array(z.strictObject({ id: Text, accountName: Text })).default([]),
+});
+export type Organization = z.infer<typeof Organization>;
+
+export const Service = z.strictObject({ id: Text, organizationId: Text, name: Text });
+export type Service = z.infer<typeof Service>;
+
+export const KeyRole = z.enum(["admin", "developer", "query_endpoints"]);
+
+export const ApiKey = z.strictObject({
+  id: Text,
+  /** Not in results: the organization the key belongs to and may act on. */
+  organizationId: Text,
+  name: Text,
+  roles: z.array(KeyRole).min(1),
+  keySuffix: Text,
+  createdAt: Text,
+  expireAt: Text.nullable().default(null),
+  usedAt: Text.nullable().default(null),
+  ipAccessList: z.array(z.strictObject({ source: Text, description: Text })).default([]),
+  state: z.enum(["enabled", "disabled"]).default("enabled"),
+  /** Not in results: the secret that authenticates this key on the management API, when it may. */
+  secret: Text.optional(),
+});
+export type ApiKey = z.infer<typeof ApiKey>;
+
+export const TableMapping = z.strictObject({
+  sourceSchemaName: Text,
+  sourceTable: Text,
+  targetTable: Text,
+  excludedColumns: Strings.optional(),
+  useCustomSortingKey: z.boolean().optional(),
+  sortingKeys: Strings.optional(),
+});
+export type TableMapping = z.infer<typeof TableMapping>;
+
+export const PipeSource = z.strictObject({
+  kafka: z
+    .strictObject({
+      brokers: Text.optional(),
+      topics: Text.optional(),
+      consumerGroup: Text.optional(),
+      iamRole: Text.optional(),
+      offset: z.strictObject({ timestamp: Text }).optional(),
+      schemaRegistry: z.strictObject({ url: Text, caCertificate: Text.optional() }).optional(),
+      caCertificate: Text.optional(),
+      reversePrivateEndpointIds: Strings.optional(),
+    })
+    .optional(),
+  objectStorage: z
+    .strictObject({
+      url: Text.optional(),
+      delimiter: Text.optional(),
+      compression: Text.optional(),
+      isContinuous: z.boolean().optional(),
+      queueUrl: Text.optional(),
+      iamRole: Text.optional(),
+      path: Text.optional(),
+      azureContainerName: Text.optional(),
+    })
+    .optional(),
+  kinesis: z
+    .strictObject({
+      streamName: Text.optional(),
+      region: Text.optional(),
+      useEnhancedFanOut: z.boolean().optional(),
+      timestamp: z.number().optional(),
+      iamRole: Text.optional(),
+    })
+    .optional(),
+  postgres: z
+    .strictObject({
+      host: Text.optional(),
+      port: z.number().optional(),
+      database: Text.optional(),
+      settings: z.record(z.string(), z.union([z.number(), z.string(), z.boolean()])).optional(),
+      tableMappings: z.array(TableMapping).default([]),
+    })
+    .optional(),
+});
+export type PipeSource = z.infer<typeof PipeSource>;
+
+export const DataPipe = z.strictObject({
+  id: Text,
+  serviceId: Text,
+  name: Text,
+  state: Text.default("Running"),
+  scaling: z
+    .strictObject({
+      replicas: z.int(),
+      concurrency: z.int(),
+      replicaCpuMillicores: z.int(),
+      replicaMemoryGb: z.number(),
+    })
+    .optional(),
+  source: PipeSource,
+  destination: z.strictObject({
+    database: Text,
+    table: Text,
+    managedTable: z.boolean().optional(),
+    tableDefinition: z
+      .strictObject({
+        engine: z
+          .strictObject({ versionColumnId: Text.optional(), columnIds: Strings.optional() })
+          .optional(),
+        sortingKey: Strings.optional(),
+        partitionBy: Text.optional(),
+        primaryKey: Text.optional(),
+      })
+      .optional(),
+    columns: z.array(z.strictObject({ name: Text, type: Text })).default([]),
+  }),
+  fieldMappings: z.array(z.strictObject({ sourceField: Text, destinationField: Text })).default([]),
+  settings: z.record(z.string(), z.union([z.number(), z.boolean()])).default({}),
+  createdAt: Text,
+  updatedAt: Text,
+});
+export type DataPipe = z.infer<typeof DataPipe>;
+
+export const EndpointType = z.enum(["VPC_ENDPOINT_SERVICE", "VPC_RESOURCE", "MSK_MULTI_VPC"]);
+export const MskAuthentication = z.enum(["SASL_IAM", "SASL_SCRAM"]);
+
+export const ReverseEndpoint = z.strictObject({
+  id: Text,
+  serviceId: Text,
+  description: Text,
+  type: EndpointType,
+  vpcEndpointServiceName: Text.nullable(),
+  vpcResourceConfigurationId: Text.nullable(),
+  vpcResourceShareArn: Text.nullable(),
+  mskClusterArn: Text.nullable(),
+  mskAuthentication: MskAuthentication.nullable(),
+  endpointId: Text,
+  dnsNames: Strings,
+  privateDnsNames: Strings,
+  status: Text,
+});
+export type ReverseEndpoint = z.infer<typeof ReverseEndpoint>;
+
+export const Backup = z.strictObject({
+  id: Text,
+  serviceId: Text,
+  startedAt: Text,
+  finishedAt: Text,
+  sizeInBytes: z.number(),
+  durationInSeconds: z.number(),
+  backupName: Text,
+  bucket: z.strictObject({ bucketPath: Text, iamRoleArn: Text, iamRoleSessionName: Text }),
+});
+export type Backup = z.infer<typeof Backup>;
+
+export const Series = z.strictObject({
+  type: Text,
+  dataSource: Text,
+  aggFn: Text,
+  where: Text.optional(),
+  groupBy: z.array(z.unknown()).optional(),
+});
+export type Series = z.infer<typeof Series>;
+
+export const Tile = z.strictObject({
+  id: Text,
+  name: Text,
+  x: z.int(),
+  y: z.int(),
+  w: z.int(),
+  h: z.int(),
+  asRatio: z.boolean().optional(),
+  series: z.array(Series),
+});
+export type Tile = z.infer<typeof Tile>;
+
+export const Dashboard = z.strictObject({
+  id: Text,
+  name: Text,
+  tiles: z.array(Tile),
+  tags: Strings.default([]),
+});
+export type Dashboard = z.infer<typeof Dashboard>;
+
+export const Alert = z.strictObject({
+  id: Text,
+  name: Text,
+  message: Text,
+  threshold: z.number(),
+  interval: Text,
+  thresholdType: Text,
+  source: Text,
+  state: Text,
+  channel: z.strictObject({ type: Text, webhookId: Text.optional() }),
+  team: Text,
+  tileId: Text,
+  dashboard: Text,
+  createdAt: Text,
+  updatedAt: Text,
+});
+export type Alert = z.infer<typeof Alert>;
+
+/**
+ * The whole platform at start. Management credentials are the keys that have a `secret`; the
+ * observability API accepts each of `observabilityTokens` as a Bearer token.
+ */
+export const Fixture = z.strictObject({
+  organizations: z.array(Organization).default([]),
+  services: z.array(Service).default([]),
+  keys: z.array(ApiKey).default([]),
+  pipes: z.array(DataPipe).default([]),
+  endpoints: z.array(ReverseEndpoint).default([]),
+  backups: z.array(Backup).default([]),
+  dashboards: z.array(Dashboard).default([]),
+  alerts: z.array(Alert).default([]),
+  observabilityTokens: Strings.default([]),
+});
+export type Fixture = z.infer<typeof Fixture>;
+/** A fixture as written by hand: fields with defaults may be left out. */
+export type FixtureInput = z.input<typeof Fixture>;
+
+/** The live platform: the fixture's shape, changed by requests and by tests (out-of-band edits). */
+export type PlatformState = Fixture;

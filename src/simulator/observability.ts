@@ -1,0 +1,71 @@
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { notFound, type Route } from "./http.js";
+import type { PlatformState, Tile } from "./model.js";
+import { DashboardPut, parseBody } from "./requests.js";
+
+/**
+ * The observability API: the two endpoints of observability-api.md, Bearer auth against the
+ * fixture's tokens, `{data: ...}` answers and `{message}` errors.
+ */
+
+export const observabilityErrorBody = (_status: number, _code: string, message: string) => ({ message });
+
+/** The token `Authorization: Bearer <token>` carries, when the platform knows it. */
+export function authenticateToken(
+  state: PlatformState,
+  authorization: string | undefined,
+): string | undefined {
+  const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? "")?.[1];
+  if (!token) return undefined;
+  const given = Buffer.from(token, "utf8");
+  const known = state.observabilityTokens.find((t) => {
+    const candidate = Buffer.from(t, "utf8");
+    return candidate.length === given.length && timingSafeEqual(candidate, given);
+  });
+  return known;
+}
+
+/** A new id in the platform's 24-hex-digit style: seconds since the epoch, then random bytes. */
+export function newObjectId(): string {
+  const seconds = Math.floor(Date.now() / 1000)
+    .toString(16)
+    .padStart(8, "0");
+  return `${seconds}${randomBytes(8).toString("hex")}`;
+}
+
+export function observabilityRoutes(state: PlatformState): Route<string>[] {
+  return [
+    {
+      method: "PUT",
+      template: "/api/v2/dashboards/{id}",
+      handle({ params, body }) {
+        const dashboard = state.dashboards.find((d) => d.id === params.id);
+        if (!dashboard) throw notFound(`dashboard ${params.id} does not exist`);
+        const put = parseBody(DashboardPut, body);
+        // A tile keeps its id only when the id names a tile of this dashboard, once; any other tile
+        // is new. This is how the real service churns ids, and why driftless must remember them.
+        const existing = new Set(dashboard.tiles.map((t) => t.id));
+        const tiles: Tile[] = put.tiles.map(({ id, ...tile }) => {
+          const kept = id !== undefined && existing.delete(id);
+          return { id: kept && id !== undefined ? id : newObjectId(), ...tile };
+        });
+        dashboard.name = put.name;
+        dashboard.tiles = tiles;
+        if (put.tags !== undefined) dashboard.tags = put.tags;
+        // Alerts that watched a tile that no longer exists go with it.
+        const live = new Set(tiles.map((t) => t.id));
+        state.alerts = state.alerts.filter((a) => a.dashboard !== dashboard.id || live.has(a.tileId));
+        return { status: 200, body: { data: dashboard } };
+      },
+    },
+    {
+      method: "GET",
+      template: "/api/v2/alerts/{id}",
+      handle({ params }) {
+        const alert = state.alerts.find((a) => a.id === params.id);
+        if (!alert) throw notFound(`alert ${params.id} does not exist`);
+        return { status: 200, body: { data: alert } };
+      },
+    },
+  ];
+}
