@@ -43,7 +43,7 @@ describe("the Kubernetes state store", () => {
   it("starts from an empty state with a fresh salt when no Secret exists, and creates none until a save", async () => {
     const state = await replica().load();
 
-    expect(state).toEqual({ version: 1, salt: expect.stringMatching(/^[0-9a-f]{32}$/), resources: {} });
+    expect(state).toEqual({ version: 1, salt: expect.stringMatching(/^[\w-]{16,}$/), resources: {} });
     expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
       `GET /api/v1/namespaces/${NAMESPACE}/secrets/driftless-state`,
     ]);
@@ -137,10 +137,10 @@ describe("the Kubernetes state store", () => {
     expect(storedState()).toEqual(stateWith(state.salt, ["one"]));
   });
 
-  it("reports a corrupt Secret as a StateError naming the Secret", async () => {
+  it("reports a Secret that is not gzip as corrupt, and leaves it as it is", async () => {
     fake.put("secrets", NAMESPACE, {
       metadata: { name: "driftless-state" },
-      data: { [STATE_KEY]: gzipSync('{"version":2}').toString("base64") },
+      data: { [STATE_KEY]: Buffer.from('{"version":1}').toString("base64") },
     });
 
     const failure = await replica()
@@ -149,8 +149,57 @@ describe("the Kubernetes state store", () => {
 
     expect(isStateError(failure)).toBe(true);
     expect((failure as Error).message).toMatch(
-      /the state in Secret driftless-test\/driftless-state .* is corrupt/,
+      /^the state in Secret driftless-test\/driftless-state \(key state.json.gz\) is corrupt \(not gzip/,
     );
+    expect(fake.requests.filter((r) => r.method !== "GET")).toHaveLength(0);
+  });
+
+  it("refuses a state written in a newer format version", async () => {
+    fake.put("secrets", NAMESPACE, {
+      metadata: { name: "driftless-state" },
+      data: { [STATE_KEY]: gzipSync('{"version":2,"salt":"x","resources":{}}').toString("base64") },
+    });
+
+    const failure = await replica()
+      .load()
+      .catch((e: unknown) => e);
+
+    expect(isStateError(failure)).toBe(true);
+    expect((failure as Error).message).toMatch(/has state format version 2, .* run a newer driftless/);
+  });
+
+  it("keeps the salt of a new state from one load to the next", async () => {
+    const store = replica();
+
+    const first = await store.load();
+    const second = await store.load();
+
+    expect(second.salt).toBe(first.salt);
+  });
+
+  it("never writes when opened read-only", async () => {
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromFile(fake.kubeconfigPath);
+    const store = createKubernetesStateStore({ kubeConfig, namespace: NAMESPACE, logger, readOnly: true });
+    const state = await store.load();
+
+    const failure = await store.save(state).catch((e: unknown) => e);
+
+    expect((failure as Error).message).toMatch(/opened read-only: not saving/);
+    expect(fake.requests.filter((r) => r.method !== "GET")).toHaveLength(0);
+  });
+
+  it("lands concurrent saves of one process in order, without conflicting with itself", async () => {
+    const store = replica();
+    await store.load();
+
+    await Promise.all([
+      store.save(stateWith("abc", ["one"])),
+      store.save(stateWith("abc", ["two"])),
+      store.save(stateWith("abc", ["three"])),
+    ]);
+
+    expect(storedState()).toEqual(stateWith("abc", ["three"]));
   });
 
   it("reports an API server error on load and on save as a StateError", async () => {

@@ -1,11 +1,10 @@
-import { randomBytes } from "node:crypto";
 import { promisify } from "node:util";
 import { gunzip, gzip } from "node:zlib";
 import { CoreV1Api, type KubeConfig, type V1Secret } from "@kubernetes/client-node";
-import { z } from "zod";
 import { StateError } from "../errors.js";
 import { abortWith, reasonOf, statusOf } from "../leader/kubernetes-client.js";
 import type { Logger } from "../telemetry/logger.js";
+import { newState, parseState } from "./state-format.js";
 import type { State, StateStore } from "./store.js";
 
 /**
@@ -33,15 +32,10 @@ export type KubernetesStateStoreOptions = {
   maxBytes?: number;
   /** Deadline of each API request; default 10 s. */
   timeoutMs?: number;
+  /** Never write (for `driftless plan` beside a running daemon): save() throws StateError. Default false. */
+  readOnly?: boolean;
   logger: Logger;
 };
-
-/** Only what the store relies on; the records themselves belong to the reconciler. */
-const StoredState = z.object({
-  version: z.literal(1),
-  salt: z.string().min(1),
-  resources: z.record(z.string(), z.looseObject({ kind: z.string(), name: z.string() })),
-});
 
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
@@ -52,7 +46,7 @@ const gunzipAsync = promisify(gunzip);
  * this store last read or wrote it, when the state is larger than `maxBytes`, or when the API fails.
  */
 export function createKubernetesStateStore(options: KubernetesStateStoreOptions): StateStore {
-  const { kubeConfig, namespace, logger } = options;
+  const { kubeConfig, namespace, logger, readOnly = false } = options;
   const name = options.name ?? "driftless-state";
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_STATE_BYTES;
   const timeoutMs = options.timeoutMs ?? 10_000;
@@ -61,8 +55,21 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
   const log = logger.child({ stateStore: "kubernetes", secret: `${namespace}/${name}` });
   // The resourceVersion this store last read or wrote; undefined while the Secret does not exist.
   let resourceVersion: string | undefined;
+  /** The state of a store that has none saved yet, made once so its salt does not change per load. */
+  let fresh: State | undefined;
+  let writes: Promise<void> = Promise.resolve();
+  let closed = false;
+
+  const open = () => {
+    if (closed) throw new StateError(`the state store ${where} is closed`);
+  };
+  const empty = () => {
+    fresh ??= newState();
+    return structuredClone(fresh);
+  };
 
   async function load(): Promise<State> {
+    open();
     let secret: V1Secret;
     try {
       secret = await core.readNamespacedSecret(
@@ -73,30 +80,36 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
       if (statusOf(error) === 404) {
         resourceVersion = undefined;
         log.info("no state Secret yet: starting from an empty state");
-        return emptyState();
+        return empty();
       }
       throw new StateError(`cannot read the state ${where}: ${reasonOf(error)}`, { cause: error });
     }
     resourceVersion = secret.metadata?.resourceVersion;
     const encoded = secret.data?.[STATE_KEY];
     // A Secret created empty ahead of time (e.g. by a deployment tool) is a new state, not corruption.
-    if (!encoded) return emptyState();
-    return decode(encoded);
-  }
-
-  async function decode(encoded: string): Promise<State> {
+    if (!encoded) return empty();
+    let json: string;
     try {
-      const json = (await gunzipAsync(Buffer.from(encoded, "base64"))).toString("utf8");
-      return StoredState.parse(JSON.parse(json)) as State;
+      json = (await gunzipAsync(Buffer.from(encoded, "base64"))).toString("utf8");
     } catch (error) {
       throw new StateError(
-        `the state in ${where} (key ${STATE_KEY}) is corrupt; restore it from a backup or delete the Secret to start over: ${reasonOf(error)}`,
+        `the state in ${where} (key ${STATE_KEY}) is corrupt (not gzip: ${reasonOf(error)}). It was left as it is: restore it from a backup, or delete the Secret to start from an empty state`,
         { cause: error },
       );
     }
+    return parseState(json, `the state in ${where} (key ${STATE_KEY})`);
   }
 
   async function save(state: State): Promise<void> {
+    open();
+    if (readOnly) throw new StateError(`the state store ${where} was opened read-only: not saving`);
+    // Saves of one process land in the order they were asked for, each on the previous one's version.
+    const write = writes.then(() => replace(state));
+    writes = write.catch(() => {});
+    await write;
+  }
+
+  async function replace(state: State): Promise<void> {
     const compressed = await gzipAsync(JSON.stringify(state));
     const resources = Object.keys(state.resources).length;
     if (compressed.length > maxBytes) {
@@ -143,12 +156,13 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
     }
   }
 
-  return { load, save, close: async () => {} };
-}
+  async function close(): Promise<void> {
+    closed = true;
+    await writes;
+  }
 
-/** A new state with its own salt for the secret hashes. */
-function emptyState(): State {
-  return { version: 1, salt: randomBytes(16).toString("hex"), resources: {} };
+  // Nothing to unlock on close: with several replicas, the leader Lease decides who writes.
+  return { load, save, close };
 }
 
 function kib(bytes: number): string {
