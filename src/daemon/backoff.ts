@@ -1,0 +1,72 @@
+import type { ResourceStatus, ResourceStatusName } from "../reconcile/types.js";
+
+/** Statuses that a later pass may fix on its own: a platform error, or a dependency not ready yet. */
+const RETRYABLE: ReadonlySet<ResourceStatusName> = new Set(["Failed", "Pending"]);
+
+export type BackoffOptions = {
+  /** Delay after the first failure; default 2 s. */
+  baseMs?: number;
+  /** Longest delay; default 5 minutes (the reconcile schedule retries anyway). */
+  maxMs?: number;
+  /** Random in [0, 1); default Math.random. Jitter spreads retries of many resources apart. */
+  random?: () => number;
+};
+
+/**
+ * Per-resource exponential backoff. Each failing resource waits base·2^(n-1) (±20% jitter, capped)
+ * after its n-th consecutive failure; a resource that is Synced again, or gone from git, starts over.
+ * The retry itself is a whole level-based pass, so it always sends the newest desired state.
+ */
+export class Backoff {
+  private readonly entries = new Map<string, { failures: number; dueAt: number }>();
+  private readonly baseMs: number;
+  private readonly maxMs: number;
+  private readonly random: () => number;
+
+  constructor(options: BackoffOptions = {}) {
+    this.baseMs = options.baseMs ?? 2_000;
+    this.maxMs = options.maxMs ?? 300_000;
+    this.random = options.random ?? Math.random;
+  }
+
+  /** Takes a pass's statuses at time `now` (ms); returns when the next retry is due, if any is. */
+  record(statuses: readonly ResourceStatus[], now: number): number | undefined {
+    const seen = new Set<string>();
+    for (const status of statuses) {
+      const key = `${status.kind}/${status.name}`;
+      seen.add(key);
+      if (!RETRYABLE.has(status.status)) {
+        this.entries.delete(key);
+        continue;
+      }
+      const failures = (this.entries.get(key)?.failures ?? 0) + 1;
+      this.entries.set(key, { failures, dueAt: now + this.delay(failures) });
+    }
+    for (const key of this.entries.keys()) if (!seen.has(key)) this.entries.delete(key);
+    return this.nextDue();
+  }
+
+  /** A pass that failed as a whole (state store, manifests folder) backs off under one key. */
+  recordPassFailure(now: number): number {
+    const failures = (this.entries.get("(pass)")?.failures ?? 0) + 1;
+    const dueAt = now + this.delay(failures);
+    this.entries.set("(pass)", { failures, dueAt });
+    return dueAt;
+  }
+
+  /** Consecutive failures of one resource (`Kind/name`), 0 when it is not backing off. */
+  failuresOf(key: string): number {
+    return this.entries.get(key)?.failures ?? 0;
+  }
+
+  private nextDue(): number | undefined {
+    let next: number | undefined;
+    for (const { dueAt } of this.entries.values()) if (next === undefined || dueAt < next) next = dueAt;
+    return next;
+  }
+
+  private delay(failures: number): number {
+    const exponential = Math.min(this.maxMs, this.baseMs * 2 ** Math.min(failures - 1, 30));
+    return Math.round(exponential * (0.8 + 0.4 * this.random()));
+  }
+}

@@ -1,0 +1,92 @@
+import { isApiError, messageOf } from "../errors.js";
+import { maxAgeMs } from "../manifests/kinds/backup-watch.js";
+import type { ManifestOf } from "../manifests/manifest.js";
+import type { Backup, ManagementClient } from "../platform/management.js";
+import type { WatchStatus } from "./status-board.js";
+
+export type BackupPollDeps = {
+  management: Pick<ManagementClient, "listBackups">;
+  /** Milliseconds since the epoch; default Date.now. */
+  now?: () => number;
+  signal?: AbortSignal;
+};
+
+/** The newest finished backup of a service, as the metrics show it. */
+export type NewestBackup = { finishedAt: number; sizeInBytes?: number; durationInSeconds?: number };
+
+/** What one backup poll found: the status to show, and the figures for the metrics. */
+export type BackupPoll = { status: WatchStatus; newest?: NewestBackup; stale?: boolean };
+
+/**
+ * Lists the backups of one BackupWatch's service and finds the newest finished one. The platform says
+ * "most recent first", but the newest is found by `finishedAt` so that an unfinished or out-of-order
+ * entry cannot hide it. Stale (a Warning) when it is older than `maxAge`, or when there is none.
+ */
+export async function pollBackups(
+  watch: ManifestOf<"BackupWatch">,
+  deps: BackupPollDeps,
+): Promise<BackupPoll> {
+  const now = deps.now?.() ?? Date.now();
+  const base = { kind: watch.kind, name: watch.name, polledAt: new Date(now).toISOString() };
+  const { organizationId, serviceId, maxAge } = watch.spec;
+  let backups: Backup[];
+  let requestId: string | undefined;
+  try {
+    ({ result: backups, requestId } = await deps.management.listBackups(organizationId, serviceId, {
+      priority: "poll",
+      ...(deps.signal ? { signal: deps.signal } : {}),
+    }));
+  } catch (error) {
+    return {
+      status: {
+        ...base,
+        status: "Failed",
+        message: `cannot list the backups of service ${serviceId}: ${messageOf(error)}`,
+        ...(isApiError(error) && error.context.requestId ? { requestId: error.context.requestId } : {}),
+      },
+    };
+  }
+  const newest = newestFinished(backups);
+  const ageMs = newest ? now - newest.finishedAt : undefined;
+  const stale = ageMs === undefined || ageMs > maxAgeMs(watch.spec);
+  const message = !newest
+    ? `no finished backup of service ${serviceId}`
+    : stale
+      ? `newest backup finished ${new Date(newest.finishedAt).toISOString()} (${hours(ageMs ?? 0)} ago), older than maxAge ${maxAge}`
+      : undefined;
+  return {
+    ...(newest ? { newest } : {}),
+    stale,
+    status: {
+      ...base,
+      status: stale ? "Warning" : "Synced",
+      ...(message ? { message } : {}),
+      ...(requestId ? { requestId } : {}),
+      observed: {
+        finishedAt: newest ? new Date(newest.finishedAt).toISOString() : null,
+        sizeInBytes: newest?.sizeInBytes ?? null,
+        durationInSeconds: newest?.durationInSeconds ?? null,
+        ageSeconds: ageMs === undefined ? null : Math.round(ageMs / 1000),
+        stale,
+      },
+    },
+  };
+}
+
+function newestFinished(backups: readonly Backup[]): NewestBackup | undefined {
+  let newest: NewestBackup | undefined;
+  for (const backup of backups) {
+    const finishedAt = backup.finishedAt ? Date.parse(backup.finishedAt) : Number.NaN;
+    if (Number.isNaN(finishedAt) || (newest && newest.finishedAt >= finishedAt)) continue;
+    newest = {
+      finishedAt,
+      ...(typeof backup.sizeInBytes === "number" ? { sizeInBytes: backup.sizeInBytes } : {}),
+      ...(typeof backup.durationInSeconds === "number"
+        ? { durationInSeconds: backup.durationInSeconds }
+        : {}),
+    };
+  }
+  return newest;
+}
+
+const hours = (ms: number) => `${(ms / 3_600_000).toFixed(1)}h`;

@@ -1,0 +1,227 @@
+import { randomUUID } from "node:crypto";
+import { messageOf } from "../errors.js";
+import type { Leadership } from "../leader/leadership.js";
+import type { PassResult, Reconciler } from "../reconcile/types.js";
+import type { Logger } from "../telemetry/logger.js";
+import { Backoff } from "./backoff.js";
+
+/** Passes in a row that may start again because their source vanished, before it counts as an error. */
+const MAX_SUPERSEDED = 3;
+
+/** Why a pass is wanted: the source of the trigger, for logs and the pass's options. */
+export type Trigger =
+  | "start"
+  | "watch"
+  | "webhook"
+  | "schedule"
+  | "reassert"
+  | "retry"
+  | "superseded"
+  | "leader";
+
+export type PassRequest = {
+  trigger: Trigger;
+  /** Start without waiting for the burst to settle (webhook, schedule, retry). */
+  immediate?: boolean;
+  /** Re-send unchanged resources too (the periodic re-assertion). */
+  reassert?: boolean;
+  /** The revision the trigger saw; a request for the revision a running pass already reads is dropped. */
+  revision?: string;
+};
+
+export type PassLoopDeps = {
+  reconciler: Reconciler;
+  leadership: Leadership;
+  logger: Logger;
+  /** The revision a pass would read now (the link target's name), or undefined for a plain folder. */
+  currentRevision: () => Promise<string | undefined>;
+  /** Called after every finished pass, before the next one starts. */
+  onPass: (result: PassResult, trigger: Trigger) => void;
+  /** True when a thrown error means "the source changed under the pass": start again, not a failure. */
+  isSuperseded: (error: unknown) => boolean;
+  /** Called when a pass throws (not superseded). */
+  onPassError: (error: unknown) => void;
+  /** Quiet time a watch trigger waits for more triggers; default 150 ms. */
+  settleMs?: number;
+  /** Longest a burst of watch triggers can hold a pass back; default 1 s. */
+  maxSettleMs?: number;
+  backoff?: Backoff;
+};
+
+/**
+ * Runs reconcile passes one at a time and decides when the next one starts. Triggers coalesce: a burst
+ * of watch events waits until the source is quiet for `settleMs` (at most `maxSettleMs`), and any number
+ * of triggers during a running pass make exactly one more pass after it, which reads the newest
+ * revision. Failed resources are retried by a whole pass at their backoff time. Only the leader passes;
+ * losing leadership aborts the running pass.
+ */
+export class PassLoop {
+  private running: Promise<void> | undefined;
+  private runningRevision: string | undefined;
+  private abort: AbortController | undefined;
+  private pending: PassRequest | undefined;
+  private pendingSince = 0;
+  private settleTimer: NodeJS.Timeout | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private passes = 0;
+  private superseded = 0;
+  private readonly backoff: Backoff;
+  private readonly settleMs: number;
+  private readonly maxSettleMs: number;
+  private readonly removeLeaderListener: () => void;
+
+  constructor(private readonly deps: PassLoopDeps) {
+    this.backoff = deps.backoff ?? new Backoff();
+    this.settleMs = deps.settleMs ?? 150;
+    this.maxSettleMs = deps.maxSettleMs ?? 1_000;
+    this.removeLeaderListener = deps.leadership.onChange((leader) => {
+      if (!leader) this.abort?.abort(new Error("leadership lost"));
+      else this.request({ trigger: "leader", immediate: true });
+    });
+  }
+
+  /** Asks for a pass. Never throws; ignored after stop() and on a follower. */
+  request(request: PassRequest): void {
+    if (this.stopped || !this.deps.leadership.isLeader()) return;
+    if (this.running && request.revision !== undefined && request.revision === this.runningRevision) return;
+    this.pending = this.merge(this.pending, request);
+    if (this.running) return;
+    if (this.pending.immediate) this.startNow();
+    else this.settle();
+  }
+
+  /** Number of passes started so far. */
+  get passCount(): number {
+    return this.passes;
+  }
+
+  /** Resolves when no pass runs and none is waiting to start. */
+  async idle(): Promise<void> {
+    while (this.running || this.settleTimer) {
+      await (this.running ?? new Promise((resolve) => setTimeout(resolve, this.settleMs)));
+    }
+  }
+
+  /**
+   * Stops taking work and aborts the running pass (it finishes its in-flight request and records what it
+   * did); waits for it at most `graceMs`. Returns false when the pass did not end in time.
+   */
+  async stop(graceMs: number): Promise<boolean> {
+    this.stopped = true;
+    this.removeLeaderListener();
+    clearTimeout(this.settleTimer);
+    clearTimeout(this.retryTimer);
+    this.settleTimer = this.retryTimer = undefined;
+    this.pending = undefined;
+    if (!this.running) return true;
+    this.abort?.abort(new Error("shutting down"));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), graceMs);
+    });
+    const ended = await Promise.race([this.running.then(() => true as const), late]);
+    clearTimeout(timer);
+    return ended;
+  }
+
+  private merge(current: PassRequest | undefined, next: PassRequest): PassRequest {
+    if (!current) {
+      this.pendingSince = Date.now();
+      return { ...next };
+    }
+    return {
+      trigger: next.trigger,
+      immediate: Boolean(current.immediate || next.immediate),
+      reassert: Boolean(current.reassert || next.reassert),
+    };
+  }
+
+  /** (Re)arms the settle timer: fire after a quiet `settleMs`, but no later than `maxSettleMs`. */
+  private settle(): void {
+    clearTimeout(this.settleTimer);
+    const waited = Date.now() - this.pendingSince;
+    const delay = Math.max(0, Math.min(this.settleMs, this.maxSettleMs - waited));
+    this.settleTimer = setTimeout(() => {
+      this.settleTimer = undefined;
+      this.startNow();
+    }, delay);
+  }
+
+  private startNow(): void {
+    clearTimeout(this.settleTimer);
+    this.settleTimer = undefined;
+    const request = this.pending;
+    this.pending = undefined;
+    if (!request || this.stopped || !this.deps.leadership.isLeader()) return;
+    this.running = this.run(request).finally(() => {
+      this.running = undefined;
+      this.runningRevision = undefined;
+      this.abort = undefined;
+      // Triggers that came during the pass: one more pass, at once, on the newest revision.
+      if (this.pending && !this.stopped) this.startNow();
+    });
+  }
+
+  private async run(request: PassRequest): Promise<void> {
+    this.passes++;
+    const passId = randomUUID();
+    const logger = this.deps.logger.child({ pass: passId, trigger: request.trigger });
+    this.abort = new AbortController();
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    const started = performance.now();
+    try {
+      this.runningRevision = await this.deps.currentRevision();
+      const result = await this.deps.reconciler.pass({
+        trigger: request.trigger,
+        reassert: request.reassert ?? false,
+        signal: this.abort.signal,
+      });
+      this.superseded = 0;
+      logger.info(
+        {
+          revision: result.revision,
+          durationMs: Math.round(performance.now() - started),
+          ok: result.ok,
+          resources: result.statuses.length,
+          notSynced: result.statuses.filter((s) => s.status !== "Synced").length,
+          manifestErrors: result.manifestErrors,
+          aborted: this.abort.signal.aborted,
+        },
+        "pass finished",
+      );
+      this.deps.onPass(result, request.trigger);
+      this.scheduleRetry(this.backoff.record(result.statuses, Date.now()));
+    } catch (error) {
+      // The revision was swapped and the old worktree deleted under the pass: read the new one. Capped,
+      // so that a folder that is simply missing is reported as an error rather than spinning.
+      if (this.deps.isSuperseded(error) && this.superseded < MAX_SUPERSEDED) {
+        this.superseded++;
+        logger.info({ revision: this.runningRevision, reason: messageOf(error) }, "pass superseded");
+        this.pending = this.merge(this.pending, { trigger: "superseded", immediate: true });
+        return;
+      }
+      this.superseded = 0;
+      logger.error(
+        { err: error, revision: this.runningRevision, durationMs: Math.round(performance.now() - started) },
+        "pass failed",
+      );
+      this.deps.onPassError(error);
+      this.scheduleRetry(this.backoff.recordPassFailure(Date.now()));
+    }
+  }
+
+  private scheduleRetry(dueAt: number | undefined): void {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    if (dueAt === undefined || this.stopped) return;
+    this.retryTimer = setTimeout(
+      () => {
+        this.retryTimer = undefined;
+        this.request({ trigger: "retry", immediate: true });
+      },
+      Math.max(0, dueAt - Date.now()),
+    );
+  }
+}

@@ -1,0 +1,65 @@
+import type { PassResult, ResourceStatus } from "../reconcile/types.js";
+import { type Metrics, RESOURCE_KINDS, RESOURCE_STATUSES } from "../telemetry/metrics.js";
+
+/**
+ * Keeps the pass metrics equal to what the daemon knows. Remembers the revision label it set, so that
+ * `driftless_source_revision_info` has exactly one series.
+ */
+export class PassMetrics {
+  private revision: string | undefined;
+  /** Series of statuses outside RESOURCE_STATUSES set last time, removed when they are gone. */
+  private extra = new Set<string>();
+
+  constructor(private readonly metrics: Metrics) {}
+
+  /** A finished pass: its result, duration, manifest errors, revision and (when all in sync) success time. */
+  recordPass(result: PassResult): void {
+    const { metrics } = this;
+    metrics.reconcileTotal.inc({ result: result.ok ? "success" : "error" });
+    const seconds = (Date.parse(result.finishedAt) - Date.parse(result.startedAt)) / 1000;
+    if (Number.isFinite(seconds)) metrics.reconcileDuration.observe(Math.max(0, seconds));
+    metrics.manifestErrors.set(result.manifestErrors);
+    if (result.ok) metrics.lastSuccess.set(Date.parse(result.finishedAt) / 1000);
+    this.setRevision(result.revision ?? "");
+  }
+
+  /** A pass that could not run at all. */
+  recordPassError(): void {
+    this.metrics.reconcileTotal.inc({ result: "error" });
+  }
+
+  /** Sets `driftless_resources` from every resource's status; kinds and statuses not seen are 0. */
+  recordStatuses(statuses: readonly ResourceStatus[]): void {
+    const counts = new Map<string, number>();
+    for (const s of statuses)
+      counts.set(`${s.kind}\u0000${s.status}`, (counts.get(`${s.kind}\u0000${s.status}`) ?? 0) + 1);
+    const known = new Set<string>();
+    for (const kind of RESOURCE_KINDS) {
+      for (const status of RESOURCE_STATUSES) {
+        known.add(`${kind}\u0000${status}`);
+        this.metrics.resources.set({ kind, status }, counts.get(`${kind}\u0000${status}`) ?? 0);
+      }
+    }
+    // A status the contract may grow later is still counted rather than dropped.
+    const extra = new Set<string>();
+    for (const [key, count] of counts) {
+      if (known.has(key)) continue;
+      extra.add(key);
+      this.metrics.resources.set(labelsOf(key), count);
+    }
+    for (const key of this.extra) if (!extra.has(key)) this.metrics.resources.remove(labelsOf(key));
+    this.extra = extra;
+  }
+
+  private setRevision(revision: string): void {
+    if (this.revision === revision) return;
+    if (this.revision !== undefined) this.metrics.sourceRevision.remove({ revision: this.revision });
+    this.revision = revision;
+    this.metrics.sourceRevision.set({ revision }, 1);
+  }
+}
+
+function labelsOf(key: string): { kind: string; status: string } {
+  const [kind = "", status = ""] = key.split("\u0000");
+  return { kind, status };
+}

@@ -1,0 +1,151 @@
+import type { Manifest, ManifestOf } from "../manifests/manifest.js";
+import type { ManagementClient } from "../platform/management.js";
+import type { ObservabilityClient } from "../platform/observability.js";
+import type { Logger } from "../telemetry/logger.js";
+import type { Metrics } from "../telemetry/metrics.js";
+import { pollAlert } from "./alert-poll.js";
+import { pollBackups } from "./backup-poll.js";
+import type { WatchStatus } from "./status-board.js";
+
+export type PollerDeps = {
+  observability: Pick<ObservabilityClient, "getAlert">;
+  management: Pick<ManagementClient, "listBackups">;
+  /** Tile key → server tile id of a Dashboard (by manifest name), from the state store. */
+  tileIdsOf: (dashboardName: string) => Promise<Record<string, string> | undefined>;
+  metrics: Metrics;
+  logger: Logger;
+  now?: () => number;
+  /** Polls in flight at once; the rate budget still decides when each is sent. Default 4. */
+  concurrency?: number;
+};
+
+/**
+ * Polls every AlertWatch and BackupWatch and keeps their metric series equal to what was found: one
+ * `driftless_alert_state` series per alert (its current state; the old state's series is removed), the
+ * backup gauges per service, and no series at all for a watch that left the manifests.
+ */
+export class Poller {
+  /** Alert series by watch name: the labels set last time, to remove them when they change. */
+  private alertSeries = new Map<string, { alert: string; name: string; state: string }>();
+  /** Backup series keys (`organization/service`) set last time. */
+  private backupSeries = new Map<string, { organization: string; service: string }>();
+
+  constructor(private readonly deps: PollerDeps) {}
+
+  /** One round over the watches of `manifests`; returns their statuses. Never throws for a failed call. */
+  async poll(manifests: readonly Manifest[], signal?: AbortSignal): Promise<WatchStatus[]> {
+    const alerts = manifests.filter((m): m is ManifestOf<"AlertWatch"> => m.kind === "AlertWatch");
+    const backups = manifests.filter((m): m is ManifestOf<"BackupWatch"> => m.kind === "BackupWatch");
+    const dashboards = new Map(
+      manifests.filter((m): m is ManifestOf<"Dashboard"> => m.kind === "Dashboard").map((d) => [d.name, d]),
+    );
+    const { metrics } = this.deps;
+    const options = signal ? { signal } : {};
+    const alertDeps = { ...this.deps, dashboards, ...options };
+    const backupDeps = { ...this.deps, ...options };
+
+    const seenAlerts = new Set<string>();
+    const seenBackups = new Set<string>();
+    const statuses = await mapLimited([...alerts, ...backups], this.deps.concurrency ?? 4, async (watch) => {
+      if (watch.kind === "AlertWatch") {
+        seenAlerts.add(watch.name);
+        const { status, state, gone } = await pollAlert(watch, alertDeps);
+        if (state !== undefined) this.setAlertState(watch.spec.alertId, watch.name, state);
+        else if (gone) this.removeAlert(watch.name);
+        return this.counted(status);
+      }
+      const key = `${watch.spec.organizationId}/${watch.spec.serviceId}`;
+      seenBackups.add(key);
+      const found = await pollBackups(watch, backupDeps);
+      const labels = { organization: watch.spec.organizationId, service: watch.spec.serviceId };
+      if (found.stale !== undefined) {
+        this.backupSeries.set(key, labels);
+        metrics.backupStale.set(labels, found.stale ? 1 : 0);
+        if (found.newest) {
+          metrics.backupLastFinished.set(labels, found.newest.finishedAt / 1000);
+          setOrRemove(metrics.backupSizeBytes, labels, found.newest.sizeInBytes);
+          setOrRemove(metrics.backupDurationSeconds, labels, found.newest.durationInSeconds);
+        } else {
+          for (const gauge of [
+            metrics.backupLastFinished,
+            metrics.backupSizeBytes,
+            metrics.backupDurationSeconds,
+          ])
+            gauge.remove(labels);
+        }
+      }
+      return this.counted(found.status);
+    });
+
+    // A watch deleted from git takes its series with it.
+    for (const name of [...this.alertSeries.keys()]) if (!seenAlerts.has(name)) this.removeAlert(name);
+    for (const [key, labels] of [...this.backupSeries]) {
+      if (seenBackups.has(key)) continue;
+      for (const gauge of [
+        metrics.backupStale,
+        metrics.backupLastFinished,
+        metrics.backupSizeBytes,
+        metrics.backupDurationSeconds,
+      ])
+        gauge.remove(labels);
+      this.backupSeries.delete(key);
+    }
+    return statuses;
+  }
+
+  private counted(status: WatchStatus): WatchStatus {
+    this.deps.metrics.pollTotal.inc({ result: status.status === "Failed" ? "error" : "success" });
+    if (status.status === "Failed") {
+      this.deps.logger.warn(
+        { resource: `${status.kind}/${status.name}`, requestId: status.requestId, reason: status.message },
+        "poll failed",
+      );
+    }
+    return status;
+  }
+
+  private setAlertState(alert: string, name: string, state: string): void {
+    const previous = this.alertSeries.get(name);
+    if (previous && (previous.state !== state || previous.alert !== alert)) {
+      this.deps.metrics.alertState.remove(previous);
+    }
+    const labels = { alert, name, state };
+    this.alertSeries.set(name, labels);
+    this.deps.metrics.alertState.set(labels, 1);
+  }
+
+  private removeAlert(name: string): void {
+    const previous = this.alertSeries.get(name);
+    if (previous) this.deps.metrics.alertState.remove(previous);
+    this.alertSeries.delete(name);
+  }
+}
+
+type Labels = { organization: string; service: string };
+
+function setOrRemove(
+  gauge: { set(labels: Labels, value: number): void; remove(labels: Labels): void },
+  labels: Labels,
+  value: number | undefined,
+) {
+  if (value === undefined) gauge.remove(labels);
+  else gauge.set(labels, value);
+}
+
+/** `fn` over `items`, at most `limit` at a time, results in input order. */
+async function mapLimited<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}

@@ -1,0 +1,115 @@
+import { lstat, readlink } from "node:fs/promises";
+import { basename, dirname, isAbsolute, resolve, sep } from "node:path";
+import { type FSWatcher, watch } from "chokidar";
+import type { Logger } from "../telemetry/logger.js";
+
+export type SourceChange = {
+  /** The revision the link points to now (git-sync), or undefined for a plain folder. */
+  revision?: string;
+  /** The path whose event caused the change, for logs. */
+  path: string;
+};
+
+export type SourceWatcher = {
+  /** The revision a pass would read now; undefined when no folder on the way is a symlink. */
+  currentRevision(): Promise<string | undefined>;
+  close(): Promise<void>;
+};
+
+/**
+ * The symlink that swaps revisions on the way to `dir`, or undefined. git-sync's `--link` may be the
+ * manifests folder itself or hold it in a subfolder. A parent only counts when its target looks like
+ * git-sync's (a sibling or `.worktrees/<hash>`), so that links such as macOS's /tmp are not taken for one.
+ */
+export async function findLink(dir: string): Promise<string | undefined> {
+  const start = resolve(dir);
+  for (let path = start; ; path = dirname(path)) {
+    const stats = await lstat(path).catch(() => undefined);
+    if (stats?.isSymbolicLink()) {
+      const target = await readlink(path);
+      if (path === start || looksLikeGitSync(target)) return path;
+    }
+    if (dirname(path) === path) return undefined;
+  }
+}
+
+function looksLikeGitSync(target: string): boolean {
+  const segments = target.split(/[/\\]+/).filter(Boolean);
+  if (isAbsolute(target)) return false;
+  return segments.length === 1 || (segments.length === 2 && (segments[0] ?? "").startsWith("."));
+}
+
+/** The revision of a git-sync link: the name of the worktree it points to. */
+export async function revisionOf(link: string): Promise<string | undefined> {
+  const target = await readlink(link).catch(() => undefined);
+  return target === undefined ? undefined : basename(target.replace(/[/\\]+$/, ""));
+}
+
+const isHidden = (path: string, root: string) =>
+  path
+    .slice(root.length)
+    .split(sep)
+    .some((segment) => segment.startsWith("."));
+const isManifest = (path: string) => path.endsWith(".yaml") || path.endsWith(".yml");
+
+/**
+ * Calls `onChange` when the manifests may have changed, and resolves once watching.
+ *
+ * With a git-sync layout, watching through the link is a trap: the watch stays on the worktree that
+ * git-sync deletes right after swapping the link. So the link's parent folder is watched (without
+ * following links) and every event there re-reads the link target; a new target is a new revision.
+ * A plain folder (local use) is watched as a tree: any `*.yaml`/`*.yml` or folder change outside hidden
+ * folders.
+ */
+export async function watchSource(
+  dir: string,
+  onChange: (change: SourceChange) => void,
+  logger: Logger,
+): Promise<SourceWatcher> {
+  const link = await findLink(dir);
+  const watcher = link ? await watchLink(link, onChange) : await watchTree(resolve(dir), onChange);
+  watcher.on("error", (error) => logger.warn({ err: error }, "file watcher error"));
+  logger.info({ dir, link, mode: link ? "link swap" : "tree" }, "watching manifests");
+  return {
+    currentRevision: async () => (link ? revisionOf(link) : undefined),
+    close: () => watcher.close(),
+  };
+}
+
+async function watchLink(link: string, onChange: (change: SourceChange) => void): Promise<FSWatcher> {
+  const parent = dirname(link);
+  let last = await revisionOf(link);
+  const watcher = watch(parent, {
+    depth: 0,
+    followSymlinks: false,
+    ignoreInitial: true,
+    // git-sync's worktrees live beside the link; only the link itself moves when a revision lands.
+    ignored: (path) => path !== parent && path.slice(parent.length + 1).startsWith(".worktrees"),
+  });
+  watcher.on("all", async (_event, path) => {
+    const revision = await revisionOf(link);
+    if (revision === undefined || revision === last) return;
+    last = revision;
+    onChange({ revision, path });
+  });
+  await ready(watcher);
+  return watcher;
+}
+
+async function watchTree(root: string, onChange: (change: SourceChange) => void): Promise<FSWatcher> {
+  const watcher = watch(root, {
+    followSymlinks: false,
+    ignoreInitial: true,
+    ignored: (path) => path !== root && isHidden(path, root),
+  });
+  watcher.on("all", (event, path) => {
+    if (event === "addDir" || event === "unlinkDir" || isManifest(path)) onChange({ path });
+  });
+  await ready(watcher);
+  return watcher;
+}
+
+const ready = (watcher: FSWatcher) =>
+  new Promise<void>((resolve) => {
+    watcher.once("ready", () => resolve());
+  });
