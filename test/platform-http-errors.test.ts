@@ -1,0 +1,143 @@
+import { Registry } from "prom-client";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { type ApiError, isApiError } from "../src/errors.js";
+import { createBudget } from "../src/platform/budget.js";
+import { createHttpClient, type HttpClientOptions } from "../src/platform/http.js";
+import { createLogger } from "../src/telemetry/logger.js";
+import { createMetrics } from "../src/telemetry/metrics.js";
+import { createHttpTestServer, type HttpTestServer } from "./helpers/http-test-server.js";
+
+let server: HttpTestServer;
+beforeEach(async () => {
+  server = await createHttpTestServer();
+});
+afterEach(() => server.close());
+
+function client(overrides: Partial<HttpClientOptions> = {}) {
+  return createHttpClient({
+    api: "management",
+    baseUrl: server.url,
+    authorization: () => "Basic a2V5OnNlY3JldA==",
+    budget: createBudget({ requests: 1000, windowMs: 1000 }),
+    metrics: createMetrics(new Registry(), { defaultMetrics: false }),
+    logger: createLogger("silent"),
+    timeoutMs: 2000,
+    retry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20, deadlineMs: 5000 },
+    ...overrides,
+  });
+}
+
+const patch = {
+  method: "PATCH" as const,
+  route: "/v1/organizations/{organizationId}",
+  params: { organizationId: "org-1" },
+  body: { name: "Acme" },
+  schema: z.looseObject({ result: z.looseObject({ id: z.string() }) }),
+  priority: "change" as const,
+};
+
+async function failure(promise: Promise<unknown>): Promise<ApiError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!isApiError(error)) throw new Error(`expected an ApiError, got ${String(error)}`);
+  return error;
+}
+
+describe("error answers keep the status, request id and message whatever the body", () => {
+  it("reads the management shape {status, error, requestId}", async () => {
+    server.reply({
+      status: 404,
+      body: { status: 404, error: "Organization not found", requestId: "req-404" },
+    });
+
+    const error = await failure(client().request(patch));
+
+    expect(error.context).toMatchObject({
+      status: 404,
+      requestId: "req-404",
+      retryable: false,
+      route: patch.route,
+    });
+    expect(error.message).toContain("Organization not found");
+    expect(error.message).toContain("req-404");
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("reads the observability shape {message}", async () => {
+    server.reply({ status: 400, body: { message: "tile 3 has no series" } });
+
+    const error = await failure(client({ api: "observability" }).request(patch));
+
+    expect(error.context).toMatchObject({ api: "observability", status: 400 });
+    expect(error.context.requestId).toBeUndefined();
+    expect(error.message).toContain("tile 3 has no series");
+  });
+
+  it("keeps a plain-text body as the message", async () => {
+    server.reply({ status: 403, body: "forbidden by\n  policy" });
+
+    const error = await failure(client().request(patch));
+
+    expect(error.context.status).toBe(403);
+    expect(error.message).toContain("forbidden by policy");
+    expect(error.message).toContain("check the roles and IP access list of the management key");
+  });
+
+  it("uses the reason phrase for an empty body, and the x-request-id header for the request id", async () => {
+    server.reply({ status: 400, headers: { "x-request-id": "hdr-7" } });
+
+    const error = await failure(client().request(patch));
+
+    expect(error.message).toContain("answered 400: Bad Request");
+    expect(error.context.requestId).toBe("hdr-7");
+  });
+
+  it("names the credentials to check on 401", async () => {
+    server.reply({ status: 401, body: { status: 401, error: "Unauthorized", requestId: "r" } });
+
+    const error = await failure(client().request(patch));
+
+    expect(error.message).toContain("DRIFTLESS_MANAGEMENT_KEY_ID");
+  });
+
+  it("shortens a huge HTML error page", async () => {
+    server.reply({ status: 400, body: `<html>${"x".repeat(5000)}</html>` });
+
+    const error = await failure(client().request(patch));
+
+    expect(error.message.length).toBeLessThan(500);
+  });
+});
+
+describe("success answers are checked against the schema", () => {
+  it("keeps extra fields and unknown values", async () => {
+    server.reply({ body: { status: 200, requestId: "r1", result: { id: "org-1", brandNew: { x: 1 } } } });
+
+    const answer = await client().request(patch);
+
+    expect(answer.status).toBe(200);
+    expect(answer.data.result).toEqual({ id: "org-1", brandNew: { x: 1 } });
+  });
+
+  it("throws a non-retryable ApiError naming the field when the body does not match", async () => {
+    server.reply({ body: { status: 200, requestId: "r2", result: { name: "no id" } } });
+
+    const error = await failure(client().request(patch));
+
+    expect(error.context.retryable).toBe(false);
+    expect(error.message).toContain("unexpected body");
+    expect(error.message).toContain("result.id");
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("throws when a 200 body is not JSON", async () => {
+    server.reply({ body: "<html>maintenance</html>" });
+
+    const error = await failure(client().request(patch));
+
+    expect(error.message).toContain("not JSON");
+  });
+});

@@ -1,0 +1,275 @@
+import { createServer } from "node:net";
+import { Registry } from "prom-client";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { isApiError, isUnknownOutcomeError } from "../src/errors.js";
+import { createBudget } from "../src/platform/budget.js";
+import { createHttpClient, type HttpClientOptions, type HttpRequest } from "../src/platform/http.js";
+import { serverWaitMs } from "../src/platform/http-answers.js";
+import { createLogger } from "../src/telemetry/logger.js";
+import { createMetrics } from "../src/telemetry/metrics.js";
+import { createHttpTestServer, type HttpTestServer } from "./helpers/http-test-server.js";
+
+let server: HttpTestServer;
+beforeEach(async () => {
+  server = await createHttpTestServer({ status: 200, body: { data: { id: "d1" } } });
+});
+afterEach(() => server.close());
+
+function client(overrides: Partial<HttpClientOptions> = {}) {
+  return createHttpClient({
+    api: "management",
+    baseUrl: server.url,
+    authorization: () => "Basic a2V5OnNlY3JldA==",
+    budget: createBudget({ requests: 1000, windowMs: 1000 }),
+    metrics: createMetrics(new Registry(), { defaultMetrics: false }),
+    logger: createLogger("silent"),
+    timeoutMs: 2000,
+    retry: { maxAttempts: 4, baseDelayMs: 5, maxDelayMs: 20, deadlineMs: 10_000 },
+    ...overrides,
+  });
+}
+
+const schema = z.looseObject({ data: z.looseObject({ id: z.string() }) });
+const call = (method: "PATCH" | "PUT" | "POST" | "GET"): HttpRequest<z.infer<typeof schema>> => ({
+  method,
+  route: "/api/v2/dashboards/{id}",
+  params: { id: "d1" },
+  body: method === "GET" ? undefined : { name: "x" },
+  schema,
+  priority: "change",
+});
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => {
+      throw new Error("expected a rejection");
+    },
+    (error: unknown) => error,
+  );
+}
+
+const gap = (i: number) => (server.requests[i]?.at ?? 0) - (server.requests[i - 1]?.at ?? 0);
+
+describe("429 answers are retried after the wait the platform asks for", () => {
+  it("waits at least Retry-After seconds", async () => {
+    server.reply({ status: 429, headers: { "retry-after": "1" }, body: { message: "slow down" } });
+
+    const answer = await client().request(call("PUT"));
+
+    expect(answer.data.data.id).toBe("d1");
+    expect(server.requests).toHaveLength(2);
+    expect(gap(1)).toBeGreaterThanOrEqual(990);
+  });
+
+  it("waits until a Retry-After HTTP date", async () => {
+    const at = new Date(Math.ceil(Date.now() / 1000) * 1000 + 1000);
+    server.reply({ status: 429, headers: { "retry-after": at.toUTCString() } });
+
+    await client().request(call("PATCH"));
+
+    expect(server.requests).toHaveLength(2);
+    expect(Date.now()).toBeGreaterThanOrEqual(at.getTime() - 5);
+  });
+
+  it("waits until X-RateLimit-Reset given as epoch seconds", async () => {
+    const reset = Math.ceil(Date.now() / 1000) + 1;
+    server.reply({ status: 429, headers: { "x-ratelimit-reset": String(reset) } });
+
+    await client().request(call("PATCH"));
+
+    expect(server.requests).toHaveLength(2);
+    expect(Date.now()).toBeGreaterThanOrEqual(reset * 1000 - 5);
+  });
+
+  it("retries a 429 of the non-idempotent POST: the platform did not process it", async () => {
+    server.reply({ status: 429, headers: { "retry-after": "0" } });
+
+    const answer = await client().request(call("POST"));
+
+    expect(answer.status).toBe(200);
+    expect(server.requests.map((r) => r.method)).toEqual(["POST", "POST"]);
+  });
+
+  it("gives up at once when the asked wait passes the deadline", async () => {
+    server.fallback = { status: 429, headers: { "retry-after": "30" } };
+
+    const error = await rejection(client({ retry: { deadlineMs: 1000 } }).request(call("PATCH")));
+
+    expect(isApiError(error) && error.context.status).toBe(429);
+    expect(server.requests).toHaveLength(1);
+  });
+});
+
+describe("X-RateLimit-Reset is read robustly", () => {
+  const now = Date.parse("2026-01-01T00:00:00Z");
+
+  it("reads small numbers as seconds from now, large ones as epoch seconds or milliseconds", () => {
+    expect(serverWaitMs({ "x-ratelimit-reset": "7" }, now)).toBe(7000);
+    expect(serverWaitMs({ "x-ratelimit-reset": String(now / 1000 + 3) }, now)).toBe(3000);
+    expect(serverWaitMs({ "x-ratelimit-reset": String(now + 2500) }, now)).toBe(2500);
+  });
+
+  it("takes the longer of both headers and never a negative wait", () => {
+    expect(serverWaitMs({ "retry-after": "2", "x-ratelimit-reset": "5" }, now)).toBe(5000);
+    expect(serverWaitMs({ "x-ratelimit-reset": String(now / 1000 - 60) }, now)).toBe(0);
+    expect(serverWaitMs({ "retry-after": "soon" }, now)).toBeUndefined();
+    expect(serverWaitMs({}, now)).toBeUndefined();
+  });
+});
+
+describe("server errors and conflicts", () => {
+  it("retries 5xx until it succeeds", async () => {
+    server.reply(
+      { status: 503, body: "unavailable" },
+      { status: 502 },
+      { status: 500, body: { message: "oops" } },
+    );
+
+    const answer = await client().request(call("PATCH"));
+
+    expect(answer.data.data.id).toBe("d1");
+    expect(server.requests).toHaveLength(4);
+  });
+
+  it("gives up after maxAttempts with the last error", async () => {
+    server.fallback = { status: 500, body: { status: 500, error: "boom", requestId: "r-500" } };
+
+    const error = await rejection(client().request(call("PUT")));
+
+    expect(isApiError(error) && error.context).toMatchObject({
+      status: 500,
+      requestId: "r-500",
+      retryable: true,
+    });
+    expect((error as Error).message).toContain("gave up after 4 attempts");
+    expect(server.requests).toHaveLength(4);
+  });
+
+  it("retries 408, 409 and 425 of a PATCH", async () => {
+    server.reply({ status: 408 }, { status: 409 }, { status: 425 });
+
+    await client().request(call("PATCH"));
+
+    expect(server.requests).toHaveLength(4);
+  });
+
+  it("never retries another 4xx", async () => {
+    server.reply({ status: 400, body: { status: 400, error: "bad field", requestId: "r-400" } });
+
+    const error = await rejection(client().request(call("PATCH")));
+
+    expect(isApiError(error) && error.context).toMatchObject({ status: 400, retryable: false });
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("does not repeat a POST answered 5xx: the outcome is unknown", async () => {
+    server.reply({ status: 502, body: "bad gateway" });
+
+    const error = await rejection(client().request(call("POST")));
+
+    expect(isUnknownOutcomeError(error)).toBe(true);
+    expect((error as Error).message).toContain("may or may not have taken effect");
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("sends the current credential on each attempt", async () => {
+    let n = 0;
+    server.reply({ status: 503 });
+
+    await client({ authorization: () => `Bearer token-${++n}` }).request(call("PUT"));
+
+    expect(server.requests.map((r) => r.headers.authorization)).toEqual(["Bearer token-1", "Bearer token-2"]);
+  });
+});
+
+describe("time-outs and dropped connections", () => {
+  it("times out a hanging request and retries it", async () => {
+    server.reply({ hang: true });
+
+    const answer = await client({ timeoutMs: 300 }).request(call("PUT"));
+
+    expect(answer.status).toBe(200);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it("gives up on a server that always hangs, saying so", async () => {
+    server.fallback = { hang: true };
+
+    const error = await rejection(client({ timeoutMs: 200, retry: { maxAttempts: 2 } }).request(call("GET")));
+
+    expect(isApiError(error) && error.context.retryable).toBe(true);
+    expect((error as Error).message).toContain("no answer within 200 ms");
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it.each(["PATCH", "PUT"] as const)("retries a %s whose connection was dropped", async (method) => {
+    server.reply({ drop: true });
+
+    const answer = await client().request(call(method));
+
+    expect(answer.data.data.id).toBe("d1");
+    expect(server.requests.map((r) => r.method)).toEqual([method, method]);
+  });
+
+  it("never repeats a POST whose connection was dropped", async () => {
+    server.reply({ drop: true });
+
+    const error = await rejection(client().request(call("POST")));
+
+    expect(isUnknownOutcomeError(error)).toBe(true);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("never repeats a POST that timed out", async () => {
+    server.reply({ hang: true });
+
+    const error = await rejection(client({ timeoutMs: 200 }).request(call("POST")));
+
+    expect(isUnknownOutcomeError(error)).toBe(true);
+    expect((error as Error).message).toContain("no answer within 200 ms");
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("retries a POST whose connection was refused: nothing was sent", async () => {
+    const port = await closedPort();
+    const lines: string[] = [];
+    const logger = createLogger("info", { write: (line: string) => void lines.push(line) });
+
+    const error = await rejection(
+      client({ baseUrl: `http://127.0.0.1:${port}`, logger, retry: { maxAttempts: 3 } }).request(
+        call("POST"),
+      ),
+    );
+
+    expect(isApiError(error)).toBe(true);
+    expect(isUnknownOutcomeError(error)).toBe(false);
+    expect((error as Error).message).toContain("ECONNREFUSED");
+    expect(lines.filter((line) => line.includes("retrying api request"))).toHaveLength(2);
+  });
+
+  it("stops when the caller aborts", async () => {
+    server.fallback = { status: 503 };
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+
+    const error = await rejection(
+      client({ retry: { baseDelayMs: 10_000, maxDelayMs: 10_000 }, random: () => 1 }).request({
+        ...call("PUT"),
+        signal: controller.signal,
+      }),
+    );
+
+    expect(isApiError(error)).toBe(true);
+    expect(server.requests).toHaveLength(1);
+  });
+});
+
+/** A port on 127.0.0.1 that nothing listens on. */
+async function closedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
