@@ -1,0 +1,321 @@
+import { mkdtemp, readlink, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import { Registry } from "prom-client";
+import { afterEach, describe, expect, it } from "vitest";
+import { type Daemon, startDaemon } from "../src/daemon/daemon.js";
+import type { Leadership } from "../src/leader/leadership.js";
+import { soleLeader } from "../src/leader/leadership.js";
+import type { PassOptions, PassResult, Reconciler } from "../src/reconcile/types.js";
+import { createLogger } from "../src/telemetry/logger.js";
+import { createMetrics } from "../src/telemetry/metrics.js";
+import { createGitSyncLayout } from "./helpers/git-sync-layout.js";
+
+/**
+ * Trigger logic of the daemon through its real watcher, schedules and HTTP server, with a small
+ * Reconciler that records each pass and the revision it read.
+ */
+
+type Pass = { options: PassOptions; revision: string | undefined };
+
+class RecordingReconciler implements Reconciler {
+  passes: Pass[] = [];
+  /** While set, each pass waits for it before returning. */
+  gate: Promise<void> | undefined;
+  next: Array<(options: PassOptions) => Partial<PassResult> | Error> = [];
+
+  constructor(private readonly folder: string) {}
+
+  async pass(options: PassOptions): Promise<PassResult> {
+    const revision = await readlink(this.folder).then(basename, () => undefined);
+    this.passes.push({ options, revision });
+    await this.gate;
+    const startedAt = new Date().toISOString();
+    const scripted = this.next.shift()?.(options) ?? {};
+    if (scripted instanceof Error) throw scripted;
+    return {
+      ...(revision ? { revision } : {}),
+      startedAt,
+      finishedAt: new Date().toISOString(),
+      statuses: [{ kind: "ApiKey", name: "ci", status: "Synced" }],
+      manifestErrors: 0,
+      ok: true,
+      ...scripted,
+    };
+  }
+}
+
+const temporaryDirs: string[] = [];
+const daemons: Daemon[] = [];
+afterEach(async () => {
+  await Promise.all(daemons.splice(0).map((d) => d.stop(1_000)));
+  await Promise.all(temporaryDirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
+});
+
+async function start(options: {
+  manifests?: string;
+  webhookToken?: string;
+  leadership?: Leadership;
+  reconciler?: RecordingReconciler;
+  reconcileSchedule?: string;
+}) {
+  const root = await mkdtemp(join(tmpdir(), "driftless-triggers-"));
+  temporaryDirs.push(root);
+  const layout = options.manifests ? undefined : await createGitSyncLayout(root, { "a.yaml": "# A\n" });
+  const manifests = options.manifests ?? layout?.link ?? root;
+  const reconciler = options.reconciler ?? new RecordingReconciler(manifests);
+  const registry = new Registry();
+  const daemon = await startDaemon({
+    settings: {
+      manifests,
+      listen: "127.0.0.1:0",
+      reconcileSchedule: options.reconcileSchedule ?? "off",
+      pollSchedule: "off",
+      reassertSchedule: "off",
+      ...(options.webhookToken ? { webhookToken: { value: options.webhookToken } } : {}),
+      settleMs: 150,
+    },
+    reconciler,
+    leadership: options.leadership ?? soleLeader(),
+    loadManifests: async () => [],
+    tileIdsOf: async () => undefined,
+    observability: { getAlert: async () => Promise.reject(new Error("no alerts here")) },
+    management: { listBackups: async () => Promise.reject(new Error("no backups here")) },
+    registry,
+    metrics: createMetrics(registry, { defaultMetrics: false }),
+    logger: createLogger("silent"),
+  });
+  daemons.push(daemon);
+  return { daemon, reconciler, layout, url: `http://${daemon.address}` };
+}
+
+async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("git-sync link swaps", () => {
+  it("start a pass that reads the new revision after the old worktree is deleted", async () => {
+    const { daemon, reconciler, layout } = await start({});
+    await until(() => reconciler.passes.length === 1);
+    await daemon.loop.idle();
+
+    const revision = await layout?.publish({ "a.yaml": "# B\n" });
+
+    await until(() => reconciler.passes.length === 2);
+    expect(reconciler.passes[1]?.revision).toBe(revision);
+    expect(reconciler.passes[1]?.options.trigger).toBe("watch");
+  });
+
+  it("coalesce ten swaps in a second into one pass on the newest revision", async () => {
+    const { daemon, reconciler, layout } = await start({});
+    await until(() => reconciler.passes.length === 1);
+    await daemon.loop.idle();
+
+    let newest = "";
+    for (let i = 0; i < 10; i++) {
+      newest = (await layout?.publish({ "a.yaml": `# ${i}\n` })) ?? "";
+      await sleep(30);
+    }
+    await sleep(600);
+    await daemon.loop.idle();
+
+    expect(reconciler.passes.map((p) => p.revision)).toEqual([reconciler.passes[0]?.revision, newest]);
+  });
+
+  it("run exactly one more pass after a running one, however many triggers came meanwhile", async () => {
+    const { daemon, reconciler, layout } = await start({});
+    await until(() => reconciler.passes.length === 1);
+    await daemon.loop.idle();
+    let release = () => {};
+    reconciler.gate = new Promise((resolve) => {
+      release = resolve;
+    });
+    await layout?.publish({ "a.yaml": "# 1\n" });
+    await until(() => reconciler.passes.length === 2);
+
+    for (let i = 0; i < 5; i++) await layout?.publish({ "a.yaml": `# later ${i}\n` });
+    await sleep(400);
+    reconciler.gate = undefined;
+    release();
+    await sleep(400);
+    await daemon.loop.idle();
+
+    expect(reconciler.passes).toHaveLength(3);
+    expect(reconciler.passes[2]?.revision).toBe(layout?.revision);
+  });
+});
+
+describe("plain folders", () => {
+  it("start a pass when a manifest file is written", async () => {
+    const folder = await mkdtemp(join(tmpdir(), "driftless-plain-"));
+    temporaryDirs.push(folder);
+    const { daemon, reconciler } = await start({ manifests: folder });
+    await until(() => reconciler.passes.length === 1);
+    await daemon.loop.idle();
+
+    await writeFile(join(folder, "new.yaml"), "# new\n");
+
+    await until(() => reconciler.passes.length === 2);
+    expect(reconciler.passes[1]?.revision).toBeUndefined();
+  });
+});
+
+describe("POST /hooks/sync", () => {
+  it("starts a pass with the right token, as a Bearer header or as the last path segment", async () => {
+    const { daemon, reconciler, url } = await start({ webhookToken: "s3cret-hook" });
+    await until(() => reconciler.passes.length === 1);
+    await daemon.loop.idle();
+
+    const byHeader = await fetch(`${url}/hooks/sync`, {
+      method: "POST",
+      headers: { authorization: "Bearer s3cret-hook", "gitsync-hash": "abc123" },
+    });
+    await until(() => reconciler.passes.length === 2);
+    await daemon.loop.idle();
+    const byPath = await fetch(`${url}/hooks/sync/s3cret-hook`, { method: "POST" });
+    await until(() => reconciler.passes.length === 3);
+
+    expect(byHeader.status).toBe(202);
+    expect(byPath.status).toBe(202);
+    expect(reconciler.passes.slice(1).map((p) => p.options.trigger)).toEqual(["webhook", "webhook"]);
+  });
+
+  it("rejects a wrong or missing token with 401 and starts nothing", async () => {
+    const { daemon, reconciler, url } = await start({ webhookToken: "s3cret-hook" });
+    await until(() => reconciler.passes.length === 1);
+    await daemon.loop.idle();
+
+    const answers = await Promise.all([
+      fetch(`${url}/hooks/sync`, { method: "POST", headers: { authorization: "Bearer s3cret-hoo" } }),
+      fetch(`${url}/hooks/sync/s3cret-hook-and-more`, { method: "POST" }),
+      fetch(`${url}/hooks/sync`, { method: "POST" }),
+    ]);
+    await sleep(300);
+
+    expect(answers.map((a) => a.status)).toEqual([401, 401, 401]);
+    expect(reconciler.passes).toHaveLength(1);
+  });
+
+  it("is off (404) when no token is configured", async () => {
+    const { url } = await start({});
+
+    const answer = await fetch(`${url}/hooks/sync/anything`, { method: "POST" });
+
+    expect(answer.status).toBe(404);
+  });
+});
+
+describe("readiness", () => {
+  it("is 503 until the first pass has finished, then 200", async () => {
+    const root = await mkdtemp(join(tmpdir(), "driftless-ready-"));
+    temporaryDirs.push(root);
+    const reconciler = new RecordingReconciler(root);
+    let release = () => {};
+    reconciler.gate = new Promise((resolve) => {
+      release = resolve;
+    });
+    const { url } = await start({ manifests: root, reconciler });
+    await until(() => reconciler.passes.length === 1);
+
+    const before = await fetch(`${url}/readyz`);
+    const health = await fetch(`${url}/healthz`);
+    release();
+    await until(() => reconciler.passes.length === 1);
+    await sleep(50);
+    const after = await fetch(`${url}/readyz`);
+
+    expect(before.status).toBe(503);
+    expect(health.status).toBe(200);
+    expect(after.status).toBe(200);
+  });
+});
+
+describe("retries and schedules", () => {
+  it("retry a failed resource with a later pass, without any new trigger", async () => {
+    const root = await mkdtemp(join(tmpdir(), "driftless-retry-"));
+    temporaryDirs.push(root);
+    const reconciler = new RecordingReconciler(root);
+    reconciler.next.push(() => ({
+      ok: false,
+      statuses: [{ kind: "ApiKey", name: "ci", status: "Failed", message: "503 from the platform" }],
+    }));
+    await start({ manifests: root, reconciler });
+
+    await until(() => reconciler.passes.length === 2, 8_000);
+
+    expect(reconciler.passes[1]?.options.trigger).toBe("retry");
+  });
+
+  it("start again at once when the files vanished under a pass (superseded), without counting an error", async () => {
+    const root = await mkdtemp(join(tmpdir(), "driftless-superseded-"));
+    temporaryDirs.push(root);
+    const reconciler = new RecordingReconciler(root);
+    reconciler.next.push(() => Object.assign(new Error("ENOENT: no such file"), { code: "ENOENT" }));
+    const { daemon, url } = await start({ manifests: root, reconciler });
+
+    await until(() => reconciler.passes.length === 2);
+    await daemon.loop.idle();
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+
+    expect(reconciler.passes[1]?.options.trigger).toBe("superseded");
+    expect(metrics).toContain('driftless_reconcile_total{result="error"} 0');
+    expect(metrics).toContain('driftless_reconcile_total{result="success"} 1');
+  });
+
+  it("runs full passes on the reconcile schedule", async () => {
+    const root = await mkdtemp(join(tmpdir(), "driftless-cron-"));
+    temporaryDirs.push(root);
+    const reconciler = new RecordingReconciler(root);
+    await start({ manifests: root, reconciler, reconcileSchedule: "* * * * * *" });
+
+    await until(() => reconciler.passes.some((p) => p.options.trigger === "schedule"), 3_000);
+
+    expect(reconciler.passes[0]?.options.trigger).toBe("start");
+  });
+});
+
+describe("leadership", () => {
+  it("a follower serves probes but never passes; it passes once it leads, and aborts when it loses", async () => {
+    const root = await mkdtemp(join(tmpdir(), "driftless-leader-"));
+    temporaryDirs.push(root);
+    let leader = false;
+    const listeners = new Set<(leader: boolean) => void>();
+    const leadership: Leadership = {
+      isLeader: () => leader,
+      onChange: (listener) => {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+      stop: async () => {},
+    };
+    const setLeader = (value: boolean) => {
+      leader = value;
+      for (const listener of listeners) listener(value);
+    };
+    const reconciler = new RecordingReconciler(root);
+    let release = () => {};
+    const { url } = await start({ manifests: root, reconciler, leadership });
+    await sleep(300);
+    const asFollower = await Promise.all([fetch(`${url}/healthz`), fetch(`${url}/metrics`)]);
+    const passesAsFollower = reconciler.passes.length;
+
+    reconciler.gate = new Promise((resolve) => {
+      release = resolve;
+    });
+    setLeader(true);
+    await until(() => reconciler.passes.length === 1);
+    setLeader(false);
+    const signal = reconciler.passes[0]?.options.signal;
+    release();
+
+    expect(asFollower.map((a) => a.status)).toEqual([200, 200]);
+    expect(passesAsFollower).toBe(0);
+    expect(signal?.aborted).toBe(true);
+  });
+});
