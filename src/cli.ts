@@ -51,6 +51,7 @@ function config(flags: Flags, dir?: string): Config {
     listen: flags.listen,
     reconcileSchedule: flags.reconcileSchedule,
     pollSchedule: flags.pollSchedule,
+    reassertSchedule: flags.reassertSchedule,
     webhookToken: credential("DRIFTLESS_WEBHOOK_TOKEN"),
     logLevel: flags.logLevel,
     leaderElect: flags.leaderElect === undefined ? undefined : String(flags.leaderElect) === "true",
@@ -189,6 +190,13 @@ program
   )
   .addOption(
     opt("--poll-schedule <cron>", "cron expression of alert and backup polls", "DRIFTLESS_POLL_SCHEDULE"),
+  )
+  .addOption(
+    opt(
+      "--reassert-schedule <cron>",
+      'cron expression of passes that also re-send unchanged resources, or "off" (default hourly)',
+      "DRIFTLESS_REASSERT_SCHEDULE",
+    ),
   )
   .addOption(opt("--leader-elect [bool]", "only the holder of a Lease writes", "DRIFTLESS_LEADER_ELECT"))
   .action(

@@ -45,6 +45,12 @@ export const Config = z.object({
   reconcileSchedule: Schedule.default("* * * * *"),
   /** DRIFTLESS_POLL_SCHEDULE; default every minute. */
   pollSchedule: Schedule.default("* * * * *"),
+  /**
+   * DRIFTLESS_REASSERT_SCHEDULE; cron of passes that re-send unchanged resources too, healing edits made
+   * in the platform behind git's back, at the lowest priority of the rate budget; "off" disables them.
+   * Default hourly.
+   */
+  reassertSchedule: Schedule.default("0 * * * *"),
   /** DRIFTLESS_WEBHOOK_TOKEN; unset: POST /hooks/sync is off. */
   webhookToken: z.custom<Credential>().optional(),
   /** DRIFTLESS_LOG_LEVEL; default info. */
