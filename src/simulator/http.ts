@@ -142,10 +142,16 @@ export async function startApiServer<Caller>(options: ApiServerOptions<Caller>, 
     const send = (answer: Answer) => {
       recorded.status = answer.status;
       logger?.debug({ api, method, route: recorded.route, status: answer.status }, "simulator answered");
-      const headers: Record<string, string> = { "content-type": "application/json", ...answer.headers };
+      // A string body goes out as plain text: some gateways in front of the platform answer so.
+      const text = typeof answer.body === "string";
+      const headers: Record<string, string> = {
+        "content-type": text ? "text/plain; charset=utf-8" : "application/json",
+        ...answer.headers,
+      };
       if (requestId) headers["x-request-id"] = requestId;
       response.writeHead(answer.status, headers);
-      response.end(answer.body === undefined ? undefined : JSON.stringify(answer.body));
+      if (answer.body === undefined) response.end();
+      else response.end(text ? (answer.body as string) : JSON.stringify(answer.body));
     };
     const reject = (status: number, code: string, message: string, headers?: Record<string, string>) =>
       send({ status, body: options.errorBody(status, code, message, requestId), headers });
