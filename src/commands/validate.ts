@@ -1,10 +1,55 @@
 import type { Config } from "../config.js";
+import { secretProblems } from "../manifests/check-secrets.js";
+import { loadManifests, type ManifestSet } from "../manifests/load.js";
+import { formatProblem, type Problem, sortProblems } from "../manifests/problem.js";
 import type { Io, OutputFormat } from "./io.js";
 
+// A folder swapped mid-read (git-sync) is read again; after this many tries the last read is reported.
+const MAX_READS = 3;
+
+/**
+ * `driftless validate [DIR]`: every manifest parsed and checked offline, each problem printed as
+ * `file:line:col  Kind/name  message`. With resolveSecrets, every secret reference must also resolve.
+ * Returns 0 when valid, 1 otherwise; throws ConfigError when the folder cannot be read.
+ */
 export async function validateCommand(
-  _config: Config,
-  _options: { output: OutputFormat; resolveSecrets: boolean },
-  _io: Io,
+  config: Config,
+  options: { output: OutputFormat; resolveSecrets: boolean },
+  io: Io,
 ): Promise<number> {
-  throw new Error("validate: placeholder until the manifest model lands");
+  let set: ManifestSet = await loadManifests(config.manifests);
+  for (let read = 1; set.superseded && read < MAX_READS; read++) set = await loadManifests(config.manifests);
+
+  let problems: Problem[] = set.problems;
+  if (options.resolveSecrets) {
+    const unresolved = await secretProblems(set.manifests, { env: io.env, secretsDir: config.secretsDir });
+    problems = sortProblems([...problems, ...unresolved]);
+  }
+  const valid = problems.length === 0;
+
+  if (options.output === "json") {
+    io.out(
+      JSON.stringify(
+        {
+          valid,
+          root: set.root,
+          ...(set.revision ? { revision: set.revision } : {}),
+          manifests: set.manifests.map((m) => ({ kind: m.kind, name: m.name, ...m.position })),
+          problems,
+        },
+        null,
+        2,
+      ),
+    );
+    return valid ? 0 : 1;
+  }
+
+  for (const problem of problems) io.out(formatProblem(problem));
+  const count = `${set.manifests.length} valid manifest${set.manifests.length === 1 ? "" : "s"}`;
+  io.out(
+    valid
+      ? `${count}, no problems`
+      : `${problems.length} problem${problems.length === 1 ? "" : "s"}; ${count}`,
+  );
+  return valid ? 0 : 1;
 }

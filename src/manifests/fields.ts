@@ -7,7 +7,8 @@ import { z } from "zod";
 
 export const API_VERSION = "driftless/v1";
 
-export const Uuid = z.uuid({ error: "must be a UUID, like 2e7d4b18-6c3a-4f95-a0b1-c2d3e4f5a6b7" });
+// guid, not uuid: the platform's ids need not carry an RFC 9562 version nibble to be valid ids.
+export const Uuid = z.guid({ error: "must be a UUID, like 2e7d4b18-6c3a-4f95-a0b1-c2d3e4f5a6b7" });
 
 export const Text = z.string({ error: "must be a string" });
 

@@ -11,11 +11,9 @@ export function parseDuration(text: string): number | undefined {
   return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
 }
 
-export const Duration = z
-  .string({ error: "must be a duration like 90m, 26h or 2d" })
-  .regex(DURATION, {
-    error: "must be a duration like 90m, 26h or 2d (a positive whole number and s, m, h or d)",
-  });
+export const Duration = z.string({ error: "must be a duration like 90m, 26h or 2d" }).regex(DURATION, {
+  error: "must be a duration like 90m, 26h or 2d (a positive whole number and s, m, h or d)",
+});
 
 /**
  * GET /v1/organizations/{organizationId}/services/{serviceId}/backups, polled; the service's backup

@@ -1,0 +1,195 @@
+import {
+  type Document,
+  isAlias,
+  isMap,
+  isScalar,
+  isSeq,
+  LineCounter,
+  type Node,
+  parseAllDocuments,
+} from "yaml";
+import type { z } from "zod";
+import type { Position } from "../errors.js";
+import {
+  type FieldPath,
+  formatPath,
+  isKind,
+  KIND_SCHEMAS,
+  KINDS,
+  type Locate,
+  type Manifest,
+} from "./manifest.js";
+import type { Problem } from "./problem.js";
+
+/** Limits on what one file may make the parser do; a manifest is small and flat. */
+export type ParseLimits = {
+  /** Aliases one document may expand (yaml's maxAliasCount); default 100. */
+  maxAliases: number;
+  /** Nesting of maps and lists in a document; default 32 (the deepest kind needs 8). */
+  maxDepth: number;
+};
+
+export const DEFAULT_PARSE_LIMITS: ParseLimits = { maxAliases: 100, maxDepth: 32 };
+
+export type ParsedFile = { manifests: Manifest[]; problems: Problem[] };
+
+const ENVELOPE = "a manifest is a mapping with apiVersion, kind, metadata and spec";
+
+/** Friendlier words for zod's generic messages; messages set in the schemas win over these. */
+const messages: z.core.$ZodErrorMap = (issue) => {
+  if (issue.code === "invalid_type" && issue.input === undefined) return "is required";
+  if (issue.code === "invalid_type")
+    return `must be ${issue.expected === "int" ? "an integer" : `a ${issue.expected}`}`;
+  return undefined;
+};
+
+/**
+ * The manifests of one file's text, and the problems of the documents that are not. One broken
+ * document never hides the others: each is parsed and validated on its own. Positions come from
+ * yaml's ranges and LineCounter.
+ */
+export function parseManifestFile(file: string, text: string, limits = DEFAULT_PARSE_LIMITS): ParsedFile {
+  const lineCounter = new LineCounter();
+  // prettyErrors off: yaml's pretty printer itself exhausts memory on hostile one-line inputs.
+  const documents = parseAllDocuments(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const result: ParsedFile = { manifests: [], problems: [] };
+  const at = (offset: number): Position => {
+    const { line, col } = lineCounter.linePos(Math.max(0, offset));
+    return { file, line, col };
+  };
+  const docs = Array.isArray(documents) ? documents : [documents];
+  for (const doc of docs) parseDocument(doc, at, limits, result);
+  return result;
+}
+
+function parseDocument(
+  doc: Document.Parsed,
+  at: (offset: number) => Position,
+  limits: ParseLimits,
+  result: ParsedFile,
+): void {
+  const start = at(doc.contents?.range[0] ?? doc.range[0]);
+  const report = (position: Position, message: string, extra: Partial<Problem> = {}) =>
+    result.problems.push({ ...position, ...extra, message });
+
+  if (doc.errors.length > 0) {
+    for (const error of doc.errors) {
+      const message =
+        error.code === "RESOURCE_EXHAUSTION"
+          ? "the YAML is nested too deeply or too large to parse"
+          : `invalid YAML: ${error.message}`;
+      report(at(error.pos[0]), message);
+    }
+    return;
+  }
+  // An empty document (a trailing `---`, a file of comments) is not a manifest and not a problem.
+  if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) return;
+
+  const deep = tooDeep(doc.contents, limits.maxDepth);
+  if (deep) {
+    report(at(deep.range?.[0] ?? 0), `nested deeper than ${limits.maxDepth} levels: not a manifest`);
+    return;
+  }
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: limits.maxAliases });
+  } catch (error) {
+    report(start, `too many aliases (more than ${limits.maxAliases}): ${(error as Error).message}`);
+    return;
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    report(start, ENVELOPE);
+    return;
+  }
+  const raw = value as Record<string, unknown>;
+  const locate: Locate = (path, options) => at(offsetOf(doc, path, options?.key ?? false));
+  const name = (raw.metadata as Record<string, unknown> | null | undefined)?.name;
+  const shownName = typeof name === "string" && name !== "" ? name : "?";
+  if (!isKind(raw.kind)) {
+    const resource = typeof raw.kind === "string" ? `${raw.kind}/${shownName}` : undefined;
+    const message =
+      raw.kind === undefined ? `kind is required: ${ENVELOPE}` : `kind must be one of ${KINDS.join(", ")}`;
+    report(locate(["kind"]), message, { resource, field: raw.kind === undefined ? undefined : "kind" });
+    return;
+  }
+  const resource = `${raw.kind}/${shownName}`;
+  const parsed = KIND_SCHEMAS[raw.kind].safeParse(raw, { error: messages });
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      for (const problem of issueProblems(issue, locate))
+        report(problem.position, problem.message, { resource, field: problem.field });
+    }
+    return;
+  }
+  const data = parsed.data;
+  result.manifests.push({
+    kind: data.kind,
+    name: data.metadata.name,
+    labels: data.metadata.labels ?? {},
+    spec: data.spec,
+    position: start,
+    locate,
+  } as Manifest);
+}
+
+/** One zod issue as problems: an unknown-fields issue names each field at its key. */
+function issueProblems(issue: z.core.$ZodIssue, locate: Locate) {
+  const path = issue.path.filter((step): step is string | number => typeof step !== "symbol");
+  if (issue.code === "unrecognized_keys") {
+    return issue.keys.map((key) => ({
+      position: locate([...path, key], { key: true }),
+      field: formatPath([...path, key]),
+      message: "unknown field (not in the API's request body)",
+    }));
+  }
+  return [
+    { position: locate(path), field: path.length ? formatPath(path) : undefined, message: issue.message },
+  ];
+}
+
+/** The first node nested deeper than `max` maps and lists, found without recursion. */
+function tooDeep(root: Node, max: number): Node | undefined {
+  const stack: [Node, number][] = [[root, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [Node, number];
+    if (!isMap(node) && !isSeq(node)) continue;
+    if (depth > max) return node;
+    for (const item of node.items) {
+      if (isMap(node)) {
+        const pair = item as { key: unknown; value: unknown };
+        if (pair.key && typeof pair.key === "object") stack.push([pair.key as Node, depth + 1]);
+        if (pair.value && typeof pair.value === "object") stack.push([pair.value as Node, depth + 1]);
+      } else if (item && typeof item === "object") stack.push([item as Node, depth + 1]);
+    }
+  }
+  return undefined;
+}
+
+/** The source offset of `path` in the document: its value, or its key; else the deepest existing parent. */
+function offsetOf(doc: Document.Parsed, path: FieldPath, key: boolean): number {
+  let node: unknown = doc.contents;
+  let offset = doc.contents?.range[0] ?? 0;
+  for (let i = 0; i < path.length; i++) {
+    if (isAlias(node)) node = node.resolve(doc);
+    const step = path[i];
+    if (isMap(node)) {
+      const pair = node.items.find((p) => (isScalar(p.key) ? p.key.value : p.key) === step);
+      if (!pair) return offset;
+      const keyOffset = isScalar(pair.key) && pair.key.range ? pair.key.range[0] : offset;
+      if (key && i === path.length - 1) return keyOffset;
+      node = pair.value;
+      const range = (node as Node | null)?.range;
+      // `key:` with no value has no range of its own: point at the key.
+      offset = range ? range[0] : keyOffset;
+      if (!range) return offset;
+    } else if (isSeq(node) && typeof step === "number") {
+      node = node.items[step];
+      const range = (node as Node | undefined)?.range;
+      if (!range) return offset;
+      offset = range[0];
+    } else {
+      return offset;
+    }
+  }
+  return offset;
+}
