@@ -1,0 +1,125 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+
+// Needs the built CLI: `npx tsc -p .` (npm test builds first).
+const cli = join(import.meta.dirname, "..", "dist", "cli.js");
+let child: ChildProcess | undefined;
+afterEach(() => {
+  if (child?.exitCode === null) child.kill("SIGKILL");
+});
+
+/** Starts `driftless simulator` and resolves with the KEY=value lines it prints once it listens. */
+async function startCli(...args: string[]) {
+  const proc = spawn(
+    process.execPath,
+    [cli, "simulator", "--management-port", "0", "--observability-port", "0", ...args],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, DRIFTLESS_LOG_LEVEL: "warn" },
+    },
+  );
+  child = proc;
+  let stdout = "";
+  let stderr = "";
+  proc.stderr?.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  await new Promise<void>((resolve, reject) => {
+    proc.stdout?.on("data", (chunk) => {
+      stdout += chunk;
+      if (stdout.includes("DRIFTLESS_OBSERVABILITY_TOKEN=")) resolve();
+    });
+    proc.once("exit", (code) => reject(new Error(`simulator exited ${code}: ${stderr}`)));
+  });
+  const settings = Object.fromEntries(
+    stdout
+      .split("\n")
+      .filter((line) => line.startsWith("DRIFTLESS_"))
+      .map((line) => line.split("=", 2) as [string, string]),
+  );
+  return { proc, settings, stdout };
+}
+
+describe("driftless simulator", () => {
+  it("prints the URLs and credentials it accepts, serves both APIs, and exits 0 on SIGTERM", async () => {
+    const { proc, settings, stdout } = await startCli();
+    const basic = Buffer.from(
+      `${settings.DRIFTLESS_MANAGEMENT_KEY_ID}:${settings.DRIFTLESS_MANAGEMENT_KEY_SECRET}`,
+    ).toString("base64");
+
+    const backups = await fetch(
+      `${settings.DRIFTLESS_MANAGEMENT_URL}/v1/organizations/9a1c5e2f-3b4d-4c6e-8f70-1a2b3c4d5e6f/services/2e7d4b18-6c3a-4f95-a0b1-c2d3e4f5a6b7/backups`,
+      { headers: { authorization: `Basic ${basic}` } },
+    );
+    const alert = await fetch(
+      `${settings.DRIFTLESS_OBSERVABILITY_URL}/api/v2/alerts/65f1a2b3c4d5e6f708192a51`,
+      {
+        headers: { authorization: `Bearer ${settings.DRIFTLESS_OBSERVABILITY_TOKEN}` },
+      },
+    );
+    proc.kill("SIGTERM");
+    const [code] = await once(proc, "exit");
+
+    expect(stdout).toMatch(/not the real/);
+    expect(settings.DRIFTLESS_MANAGEMENT_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(settings.DRIFTLESS_MANAGEMENT_KEY_ID).toBe("4c8e2a61-7d5b-4e3f-9a1c-0b2d3e4f5a6b");
+    expect(settings.DRIFTLESS_MANAGEMENT_KEY_SECRET).toBe("sim-management-secret");
+    expect(settings.DRIFTLESS_OBSERVABILITY_TOKEN).toBe("sim-observability-token");
+    expect(backups.status).toBe(200);
+    expect(alert.status).toBe(200);
+    expect(code).toBe(0);
+  });
+
+  it("serves the platform of a --fixture YAML file", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "driftless-sim-"));
+    const fixture = join(dir, "fixture.yaml");
+    await writeFile(
+      fixture,
+      [
+        "observabilityTokens: [yaml-token]",
+        "dashboards:",
+        "  - id: d1",
+        "    name: From YAML",
+        "    tiles: []",
+        "alerts: []",
+      ].join("\n"),
+    );
+    const { proc, settings } = await startCli("--fixture", fixture);
+
+    const answer = await fetch(`${settings.DRIFTLESS_OBSERVABILITY_URL}/api/v2/dashboards/d1`, {
+      method: "PUT",
+      headers: { authorization: "Bearer yaml-token", "content-type": "application/json" },
+      body: JSON.stringify({ name: "Renamed", tiles: [] }),
+    });
+    proc.kill("SIGINT");
+    const [code] = await once(proc, "exit");
+
+    expect(settings.DRIFTLESS_OBSERVABILITY_TOKEN).toBe("yaml-token");
+    expect(answer.status).toBe(200);
+    expect((await answer.json()).data.name).toBe("Renamed");
+    expect(code).toBe(0);
+  });
+
+  it("exits 1 naming the field of an invalid fixture", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "driftless-sim-"));
+    const fixture = join(dir, "fixture.yaml");
+    await writeFile(fixture, "keys:\n  - id: k\n    roles: [owner]\n");
+    const proc = spawn(process.execPath, [cli, "simulator", "--management-port", "0", "--fixture", fixture], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    child = proc;
+    let stderr = "";
+    proc.stderr?.on("data", (chunk) => {
+      stderr += chunk;
+    });
+
+    const [code] = await once(proc, "exit");
+
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/invalid simulator fixture .*fixture\.yaml.*keys\.0\./);
+  });
+});
