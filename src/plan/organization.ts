@@ -1,0 +1,91 @@
+import { MANAGEMENT_ROUTES } from "../platform/management.js";
+import type { ResourceRecord } from "../state/store.js";
+import { diffPatch } from "./patch.js";
+import { ownedAfter, threeWay } from "./three-way.js";
+import type { KindPlanner, PlanInput, ResourcePlan } from "./types.js";
+import { isPlainObject, member, omit, stored } from "./values.js";
+
+/** PATCH /v1/organizations/{organizationId}: changed `name`, and `privateEndpoints` as add/remove sets. */
+export const ORGANIZATION_ROUTE = MANAGEMENT_ROUTES.organization;
+
+type Entry = { id: string; description: string };
+const LIST = "privateEndpoints";
+const keyOf = (entry: Entry) => entry.id;
+
+/** The manifest's list; a missing description is sent as "" (the request requires the field). */
+function desiredList(spec: Record<string, unknown>): Entry[] | undefined {
+  const list = spec[LIST];
+  if (!Array.isArray(list)) return undefined;
+  return list.map((e) => ({
+    id: String(member(e, "id")),
+    description: String(member(e, "description") ?? ""),
+  }));
+}
+
+/** The live list as the platform last answered it; undefined before driftless has seen it. */
+function liveList(record: ResourceRecord | undefined): Entry[] | undefined {
+  const list = member(record?.observed, LIST);
+  if (!Array.isArray(list)) return undefined;
+  return list
+    .filter(isPlainObject)
+    .map((e) => ({ id: String(e.id), description: String(e.description ?? "") }));
+}
+
+export const organizationPlanner: KindPlanner = {
+  plan({ kind, name, spec, record, context }: PlanInput): ResourcePlan {
+    const { body, changes } = diffPatch(omit(spec, ["organizationId", LIST]), record?.applied, {
+      reassert: context.reassert,
+    });
+    const desired = desiredList(spec);
+    const live = liveList(record);
+    let followUp: string | undefined;
+    if (desired && !live) {
+      // First contact: learn the live list before computing sets, so nothing already there is claimed.
+      followUp = `learns the live ${LIST} list; the add/remove sets follow in a second request`;
+      if (Object.keys(body).length === 0) body.name = spec.name;
+    } else if (desired && live) {
+      const owned = record?.owned?.[LIST] ?? [];
+      const sets = threeWay(desired, live, owned, keyOf, LIST);
+      if (sets.add.length > 0 || sets.remove.length > 0) {
+        body[LIST] = {
+          ...(sets.add.length > 0 ? { add: sets.add } : {}),
+          ...(sets.remove.length > 0 ? { remove: sets.remove } : {}),
+        };
+      }
+      changes.push(...sets.changes);
+    }
+    if (Object.keys(body).length === 0) return { kind, name, outcome: "none", reason: "in sync", changes };
+    return {
+      kind,
+      name,
+      outcome: "send",
+      reason: followUp ? "first contact" : `${changes.length} change(s)`,
+      request: {
+        api: "management",
+        method: "PATCH",
+        route: ORGANIZATION_ROUTE,
+        params: { organizationId: String(spec.organizationId) },
+        body,
+      },
+      changes,
+      ...(followUp ? { followUp } : {}),
+    };
+  },
+
+  record({ kind, name, spec, record }, plan, result, at): ResourceRecord {
+    const sent = member(plan.request?.body, LIST);
+    const owned = record?.owned?.[LIST] ?? [];
+    const desired = desiredList(spec) ?? [];
+    const added = (member(sent, "add") as Entry[] | undefined) ?? [];
+    const nextOwned = sent ? ownedAfter(desired, liveList(record) ?? [], owned, added, keyOf) : owned;
+    return {
+      ...record,
+      kind,
+      name,
+      applied: stored(spec) as Record<string, unknown>,
+      appliedAt: at,
+      observed: isPlainObject(result) ? result : undefined,
+      owned: { ...record?.owned, [LIST]: nextOwned },
+    };
+  },
+};

@@ -1,0 +1,101 @@
+import { MANAGEMENT_ROUTES } from "../platform/management.js";
+import type { ResourceRecord } from "../state/store.js";
+import { diffPatch } from "./patch.js";
+import type { Change, KindPlanner, PlanInput, ResourcePlan } from "./types.js";
+import { isPlainObject, member, omit, stored } from "./values.js";
+
+/**
+ * POST .../datapipesReversePrivateEndpoints, once. There is no update (nor GET) for an endpoint, so the
+ * server id is remembered, a later change of its fields is reported and never sent, and a create whose
+ * outcome is unknown is never repeated without an operator's word.
+ */
+export const REVERSE_PRIVATE_ENDPOINT_ROUTE = MANAGEMENT_ROUTES.reversePrivateEndpoints;
+
+/** The status value the seed shows for a usable endpoint. */
+export const READY = "Ready";
+
+const requestFields = (spec: Record<string, unknown>) => omit(spec, ["organizationId", "serviceId", "id"]);
+
+/** How an operator resolves an Unknown create; also printed by `plan`. */
+export function unknownCreateMessage(kind: string, name: string, startedAt: string): string {
+  return (
+    `a create request sent at ${startedAt} may or may not have created the endpoint (no answer was received). ` +
+    `If it exists in the platform, adopt it: set spec.id to its id. If it does not, allow a new attempt: ` +
+    `driftless apply --allow-create ${kind}/${name}`
+  );
+}
+
+export const reversePrivateEndpointPlanner: KindPlanner = {
+  plan({ kind, name, spec, record, context }: PlanInput): ResourcePlan {
+    const fields = requestFields(spec);
+    const adopt = typeof spec.id === "string" ? spec.id : undefined;
+    if (adopt && record?.serverId !== adopt) {
+      return {
+        kind,
+        name,
+        outcome: "adopt",
+        reason: `adopts the existing endpoint ${adopt} (spec.id); nothing is sent`,
+        changes: [
+          { path: "id", ...(record?.serverId ? { from: record.serverId } : {}), to: adopt, op: "set" },
+        ],
+        adoptId: adopt,
+      };
+    }
+    if (record?.serverId) {
+      const { changes } = diffPatch(fields, record.applied, { reassert: false });
+      if (changes.length > 0) {
+        return {
+          kind,
+          name,
+          outcome: "refuse",
+          reason:
+            `${changes.map((c) => c.path).join(", ")} changed, but a reverse private endpoint cannot be updated: ` +
+            `revert the change, or create a replacement under a new manifest name (and move the pipes to it)`,
+          changes,
+        };
+      }
+      // There is no GET for endpoints: the create answer's status is the last one driftless sees.
+      const status = member(record.observed, "status");
+      const shown = record.observed ? `, status ${String(status)} when created` : ", adopted";
+      return { kind, name, outcome: "none", reason: `created as ${record.serverId}${shown}`, changes: [] };
+    }
+    if (record?.intent && !context.allowCreate) {
+      return {
+        kind,
+        name,
+        outcome: "unknown",
+        reason: unknownCreateMessage(kind, name, record.intent.startedAt),
+        changes: [],
+      };
+    }
+    const changes = Object.entries(fields).map(([path, to]): Change => ({ path, to, op: "set" }));
+    return {
+      kind,
+      name,
+      outcome: "send",
+      reason: record?.intent ? "new create attempt allowed by the operator" : "not created yet",
+      request: {
+        api: "management",
+        method: "POST",
+        route: REVERSE_PRIVATE_ENDPOINT_ROUTE,
+        params: { organizationId: String(spec.organizationId), serviceId: String(spec.serviceId) },
+        body: fields,
+      },
+      changes,
+    };
+  },
+
+  record({ kind, name, spec, record }, plan, result, at): ResourceRecord {
+    const { intent: _done, ...rest } = record ?? { kind, name };
+    const serverId = plan.outcome === "adopt" ? plan.adoptId : String(member(result, "id"));
+    return {
+      ...rest,
+      kind,
+      name,
+      applied: stored(requestFields(spec)) as Record<string, unknown>,
+      appliedAt: at,
+      observed: plan.outcome === "adopt" ? undefined : isPlainObject(result) ? result : undefined,
+      ...(serverId ? { serverId } : {}),
+    };
+  },
+};

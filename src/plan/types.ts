@@ -1,0 +1,87 @@
+import type { Api } from "../errors.js";
+import type { ResourceRecord } from "../state/store.js";
+
+/**
+ * Plans are data: what a pass would send for one resource, and why. `plan` prints them, `apply` sends
+ * exactly them, so the two can never disagree.
+ */
+
+/** One HTTP request: the route is the template (as in metrics), `params` fill its `{placeholders}`. */
+export type PlannedRequest = {
+  api: Api;
+  method: "PATCH" | "PUT" | "POST";
+  route: string;
+  params: Record<string, string>;
+  /** May hold Secret leaves: revealed only by the sender, masked everywhere else. */
+  body: Record<string, unknown>;
+};
+
+/** One line of the readable diff: a field path with its last applied and desired values. */
+export type Change = {
+  path: string;
+  /** Last applied (stored form), absent when driftless never sent it. */
+  from?: unknown;
+  /** Desired; a secret is shown as `(changed)` / `(unchanged)`. */
+  to?: unknown;
+  /** `add` / `remove` of a three-way list entry; `set` otherwise. */
+  op: "set" | "add" | "remove";
+};
+
+/**
+ * What a pass does for a resource:
+ * - `none`: in sync, nothing to send (Synced);
+ * - `send`: send `request` (Synced once it succeeds; `followUp` says a second request follows);
+ * - `adopt`: record a server id the manifest names, no request (Synced);
+ * - `wait`: nothing can be sent yet, `reason` says what it waits for (Pending);
+ * - `refuse`: the change must not be sent, `reason` says why and what to do (Failed);
+ * - `unknown`: an earlier outcome cannot be known, an operator decides (Unknown).
+ */
+export type Outcome = "none" | "send" | "adopt" | "wait" | "refuse" | "unknown";
+
+export type ResourcePlan = {
+  kind: string;
+  name: string;
+  outcome: Outcome;
+  reason: string;
+  request?: PlannedRequest;
+  changes: Change[];
+  /** Set when the request only prepares another (e.g. learns a live list before computing add/remove). */
+  followUp?: string;
+  /** For `adopt`: the server id to record. */
+  adoptId?: string;
+};
+
+/** The state of a reverse private endpoint as a pipe that names it sees it. */
+export type EndpointRef =
+  | { state: "ready"; id: string }
+  | { state: "waiting"; reason: string }
+  | { state: "missing"; reason: string };
+
+/** What a planner may know beyond its own resource; pure data, so planning stays a pure function. */
+export type PlanContext = {
+  /** Re-send unchanged fields too (healing changes made behind git's back). */
+  reassert: boolean;
+  /** For the lock-out guard: when "now" is. */
+  now: Date;
+  /** The key id driftless authenticates with on the management API, when known. */
+  managementKeyId?: string;
+  /** A ReversePrivateEndpoint by manifest name. */
+  endpoint(name: string): EndpointRef;
+  /** The operator allowed a new create attempt of this resource (an earlier one's outcome is Unknown). */
+  allowCreate: boolean;
+};
+
+/** The input of every planner: the desired spec (secrets resolved into Secret leaves) and the record. */
+export type PlanInput = {
+  kind: string;
+  name: string;
+  spec: Record<string, unknown>;
+  record: ResourceRecord | undefined;
+  context: PlanContext;
+};
+
+/** A kind's planner: pure. `record` folds a successful answer into the resource's record. */
+export type KindPlanner = {
+  plan(input: PlanInput): ResourcePlan;
+  record(input: PlanInput, plan: ResourcePlan, result: unknown, at: string): ResourceRecord;
+};

@@ -1,0 +1,387 @@
+import { isApiError, isUnknownOutcomeError, messageOf } from "../errors.js";
+import { loadManifests, type ManifestSet } from "../manifests/load.js";
+import { type Manifest, resourceId } from "../manifests/manifest.js";
+import { formatProblem, type Problem } from "../manifests/problem.js";
+import type { SecretSources } from "../manifests/secrets.js";
+import { PLANNERS, planResource } from "../plan/planners.js";
+import { READY, unknownCreateMessage } from "../plan/reverse-private-endpoint.js";
+import type { EndpointRef, PlanContext, PlanInput, ResourcePlan } from "../plan/types.js";
+import { member } from "../plan/values.js";
+import { type PlanView, viewOf } from "../plan/view.js";
+import type { ResourceRecord, State, StateStore } from "../state/store.js";
+import type { Logger } from "../telemetry/logger.js";
+import type { Metrics } from "../telemetry/metrics.js";
+import { resolveDesired } from "./desired.js";
+import { recordPassMetrics } from "./metrics.js";
+import type { Sender } from "./send.js";
+import type { PassOptions, PassResult, Reconciler, ResourceStatus, ResourceStatusName } from "./types.js";
+
+/**
+ * The reconcile pass. The outer part (this file's exported functions) owns loading, ordering, status
+ * and metrics; the inner part, per resource, is a straight pipeline: resolve secrets, plan, send,
+ * record, save, and plan again until nothing is left (a first contact may take two requests).
+ */
+
+export type EngineDeps = {
+  /** The manifests folder (a plain folder or a git-sync link). */
+  manifests: string;
+  store: StateStore;
+  /** Needed by apply; plan never sends. */
+  send?: Sender;
+  secrets: SecretSources;
+  logger: Logger;
+  /** When given, the pass records its metrics (leave it out when the caller records PassResult itself). */
+  metrics?: Metrics;
+  /** The key id driftless authenticates with, for the lock-out guard; read at each pass. */
+  managementKeyId?: () => string | undefined;
+  /** Resources handled at once within a phase; default 4. */
+  concurrency?: number;
+  /** Called as each resource finishes (progress output). */
+  onResource?: (result: ResourceOutcome) => void;
+  now?: () => Date;
+};
+
+export type ApplyOptions = PassOptions & {
+  /** `Kind/name` of resources whose earlier create has an Unknown outcome and may be attempted again. */
+  allowCreate?: readonly string[];
+};
+
+/** One resource after a pass: its status and the requests that were sent for it. */
+export type ResourceOutcome = { status: ResourceStatus; sent: PlanView[] };
+
+/** What `plan` shows: per resource, the first request an apply would send (or why none). */
+export type PlanReport = {
+  revision?: string;
+  problems: Problem[];
+  resources: PlanView[];
+};
+
+/** Endpoints first: pipes name them and need their ids. */
+const PHASES: readonly (readonly string[])[] = [
+  ["ReversePrivateEndpoint"],
+  ["Organization", "ApiKey", "DataPipe", "Dashboard", "AlertWatch", "BackupWatch"],
+];
+
+/** A first contact with a three-way list takes two requests; more means the plan does not converge. */
+const MAX_ROUNDS = 3;
+
+/** Reads the manifests once more when the folder changed while it was read (a git-sync swap). */
+async function loadSettled(dir: string): Promise<ManifestSet> {
+  let set = await loadManifests(dir);
+  for (let again = 0; set.superseded && again < 2; again++) set = await loadManifests(dir);
+  return set;
+}
+
+type Pass = {
+  set: ManifestSet;
+  state: State;
+  invalid: Map<string, Problem[]>;
+  valid: Set<string>;
+  startedAt: Date;
+};
+
+async function startPass(deps: EngineDeps): Promise<Pass> {
+  const set = await loadSettled(deps.manifests);
+  const state = await deps.store.load();
+  const invalid = new Map<string, Problem[]>();
+  for (const problem of set.problems) {
+    if (!problem.resource) continue;
+    invalid.set(problem.resource, [...(invalid.get(problem.resource) ?? []), problem]);
+  }
+  const valid = new Set(set.manifests.map(resourceId));
+  return { set, state, invalid, valid, startedAt: deps.now?.() ?? new Date() };
+}
+
+/** How a pipe sees a ReversePrivateEndpoint it names, from the state as it is now. */
+function endpointLookup(pass: Pass): (name: string) => EndpointRef {
+  return (name) => {
+    const id = `ReversePrivateEndpoint/${name}`;
+    if (pass.invalid.has(id))
+      return { state: "waiting", reason: `waits for ${id}, whose manifest is invalid` };
+    if (!pass.valid.has(id)) return { state: "missing", reason: `names ${id}, which has no manifest` };
+    const record = pass.state.resources[id];
+    if (!record?.serverId) {
+      const why = record?.intent ? "its create has an unknown outcome" : "it is not created yet";
+      return { state: "waiting", reason: `waits for ${id}: ${why}` };
+    }
+    // There is no GET for endpoints, so a status other than Ready is known only from the create
+    // answer: the pipe waits out the pass that created it and uses the endpoint from the next one.
+    const status = member(record.observed, "status");
+    const createdNow =
+      record.appliedAt !== undefined && Date.parse(record.appliedAt) >= pass.startedAt.getTime();
+    if (record.observed && status !== READY && createdNow) {
+      return {
+        state: "waiting",
+        reason: `waits for ${id}: created in this pass with status ${String(status)}, not ${READY}; used from the next pass`,
+      };
+    }
+    return { state: "ready", id: record.serverId };
+  };
+}
+
+function contextOf(pass: Pass, deps: EngineDeps): Omit<PlanContext, "reassert" | "allowCreate"> {
+  const managementKeyId = deps.managementKeyId?.();
+  return {
+    now: deps.now?.() ?? new Date(),
+    endpoint: endpointLookup(pass),
+    ...(managementKeyId ? { managementKeyId } : {}),
+  };
+}
+
+function invalidStatus(id: string, problems: Problem[], record: ResourceRecord | undefined): ResourceStatus {
+  const [kind = "", name = ""] = id.split(/\/(.*)/s);
+  return {
+    kind,
+    name,
+    status: "Invalid",
+    message: problems.map(formatProblem).join("; "),
+    ...(record?.appliedAt ? { lastAppliedAt: record.appliedAt } : {}),
+  };
+}
+
+/** Runs `work` over `items` with at most `limit` at once, keeping the order of results. */
+async function forEachLimited<T, R>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+/**
+ * What an apply would send, per resource, without sending anything or saving the state. Throws
+ * ConfigError when the manifests folder cannot be read, StateError when the state cannot.
+ */
+export async function planPass(
+  deps: EngineDeps,
+  options: { reassert?: boolean; allowCreate?: readonly string[] } = {},
+): Promise<PlanReport> {
+  const pass = await startPass(deps);
+  const base = contextOf(pass, deps);
+  const allow = new Set(options.allowCreate ?? []);
+  const resources: PlanView[] = [];
+  for (const phase of PHASES) {
+    const manifests = pass.set.manifests.filter((m) => phase.includes(m.kind));
+    const views = await forEachLimited(manifests, 16, async (m): Promise<PlanView> => {
+      const id = resourceId(m);
+      const record = pass.state.resources[id];
+      try {
+        const spec = await resolveDesired(m.spec as Record<string, unknown>, deps.secrets, pass.state.salt);
+        const context = { ...base, reassert: options.reassert ?? false, allowCreate: allow.has(id) };
+        return viewOf(planResource({ kind: m.kind, name: m.name, spec, record, context }), record?.applied);
+      } catch (error) {
+        return { kind: m.kind, name: m.name, outcome: "refuse", reason: messageOf(error), changes: [] };
+      }
+    });
+    resources.push(...views);
+  }
+  return {
+    ...(pass.set.revision ? { revision: pass.set.revision } : {}),
+    problems: pass.set.problems,
+    resources,
+  };
+}
+
+/** The Reconciler of the apply command and the daemon. */
+export function createReconciler(
+  deps: EngineDeps,
+): Reconciler & { pass(options: ApplyOptions): Promise<PassResult> } {
+  return { pass: (options) => applyPass(deps, options) };
+}
+
+async function applyPass(deps: EngineDeps, options: ApplyOptions): Promise<PassResult> {
+  const pass = await startPass(deps);
+  const log = deps.logger.child({ pass: options.trigger, revision: pass.set.revision });
+  log.info(
+    { manifests: pass.set.manifests.length, problems: pass.set.problems.length },
+    "reconcile pass started",
+  );
+  const base = contextOf(pass, deps);
+  const allow = new Set(options.allowCreate ?? []);
+
+  // Saves are chained, so two resources finishing together never write the state at once.
+  let saving: Promise<void> = Promise.resolve();
+  const save = (): Promise<void> => {
+    const next = saving.then(() => deps.store.save(pass.state));
+    saving = next.catch(() => {});
+    return next;
+  };
+
+  const statuses: ResourceStatus[] = [];
+  for (const [id, problems] of pass.invalid) {
+    if (pass.valid.has(id)) continue;
+    const status = invalidStatus(id, problems, pass.state.resources[id]);
+    statuses.push(status);
+    deps.onResource?.({ status, sent: [] });
+  }
+  for (const phase of PHASES) {
+    const manifests = pass.set.manifests.filter((m) => phase.includes(m.kind));
+    const outcomes = await forEachLimited(manifests, deps.concurrency ?? 4, async (m) => {
+      const outcome = await applyResource(m, { deps, pass, base, allow, options, save, log });
+      deps.onResource?.(outcome);
+      return outcome;
+    });
+    statuses.push(...outcomes.map((o) => o.status));
+  }
+  await saving;
+
+  const finishedAt = deps.now?.() ?? new Date();
+  const result: PassResult = {
+    ...(pass.set.revision ? { revision: pass.set.revision } : {}),
+    startedAt: pass.startedAt.toISOString(),
+    finishedAt: finishedAt.toISOString(),
+    statuses,
+    manifestErrors: pass.set.problems.length,
+    ok: pass.set.problems.length === 0 && statuses.every((s) => s.status === "Synced"),
+  };
+  if (deps.metrics) recordPassMetrics(deps.metrics, result);
+  const counts: Record<string, number> = {};
+  for (const s of statuses) counts[s.status] = (counts[s.status] ?? 0) + 1;
+  log.info({ ok: result.ok, ...counts, manifestErrors: result.manifestErrors }, "reconcile pass finished");
+  return result;
+}
+
+type ResourceRun = {
+  deps: EngineDeps;
+  pass: Pass;
+  base: Omit<PlanContext, "reassert" | "allowCreate">;
+  allow: Set<string>;
+  options: ApplyOptions;
+  save: () => Promise<void>;
+  log: Logger;
+};
+
+const STATUS_OF: Record<ResourcePlan["outcome"], ResourceStatusName> = {
+  none: "Synced",
+  adopt: "Synced",
+  send: "Pending",
+  wait: "Pending",
+  refuse: "Failed",
+  unknown: "Unknown",
+};
+
+/** Plan, send, record, save; again while the plan still has something to send. Never throws. */
+async function applyResource(m: Manifest, run: ResourceRun): Promise<ResourceOutcome> {
+  const { deps, pass, options, save } = run;
+  const id = resourceId(m);
+  const log = run.log.child({ resource: id });
+  const sent: PlanView[] = [];
+  let requestId: string | undefined;
+  const finish = (status: ResourceStatusName, message?: string): ResourceOutcome => {
+    const appliedAt = pass.state.resources[id]?.appliedAt;
+    if (status !== "Synced") log.warn({ status, reason: message, requestId }, "resource not in sync");
+    return {
+      status: {
+        kind: m.kind,
+        name: m.name,
+        status,
+        ...(message ? { message } : {}),
+        ...(requestId ? { requestId } : {}),
+        ...(appliedAt ? { lastAppliedAt: appliedAt } : {}),
+      },
+      sent,
+    };
+  };
+
+  let spec: Record<string, unknown>;
+  try {
+    // Step 1: resolve the secrets (a rotated one is sent again because its hash changed).
+    spec = await resolveDesired(m.spec as Record<string, unknown>, deps.secrets, pass.state.salt);
+  } catch (error) {
+    return finish("Failed", messageOf(error));
+  }
+
+  for (let round = 1; round <= MAX_ROUNDS; round++) {
+    // Step 2: plan against the record as it is now (a follow-up sees the first answer).
+    const record = pass.state.resources[id];
+    const context: PlanContext = {
+      ...run.base,
+      reassert: (options.reassert ?? false) && round === 1,
+      allowCreate: run.allow.has(id) && round === 1,
+    };
+    const input: PlanInput = { kind: m.kind, name: m.name, spec, record, context };
+    const plan = planResource(input);
+    const planner = PLANNERS[m.kind];
+    if (plan.outcome === "adopt" && planner) {
+      pass.state.resources[id] = planner.record(input, plan, undefined, new Date().toISOString());
+      try {
+        await save();
+      } catch (error) {
+        return finish("Failed", `adopted, but the state could not be saved: ${messageOf(error)}`);
+      }
+      log.info({ serverId: plan.adoptId }, "resource adopted");
+      return finish("Synced", plan.reason);
+    }
+    if (plan.outcome !== "send" || !plan.request || !planner) {
+      const quiet = plan.outcome === "none" && (plan.reason === "in sync" || round > 1);
+      return finish(STATUS_OF[plan.outcome], quiet ? undefined : plan.reason);
+    }
+    if (options.signal?.aborted) return finish("Pending", "not sent: the pass was stopped (shutdown)");
+    if (!deps.send) return finish("Pending", "not sent: no API client");
+
+    // Step 3: a create is not idempotent: its intent is saved first, so a crash after the POST is seen.
+    const { request } = plan;
+    if (request.method === "POST") {
+      pass.state.resources[id] = {
+        ...(record ?? { kind: m.kind, name: m.name }),
+        intent: { action: "create", startedAt: new Date().toISOString() },
+      };
+      try {
+        await save();
+      } catch (error) {
+        return finish("Failed", `not sent: the create intent could not be saved: ${messageOf(error)}`);
+      }
+    }
+
+    // Step 4: send exactly the plan; changes from git go first, re-assertions last.
+    const view = viewOf(plan, record?.applied);
+    try {
+      const priority = plan.changes.length > 0 || round > 1 ? "change" : "poll";
+      const answer = await deps.send(request, {
+        priority,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      requestId = answer.requestId;
+      sent.push(view);
+      // Step 5: record the answer and save at once, so a crash loses nothing that was sent.
+      pass.state.resources[id] = planner.record(input, plan, answer.result, new Date().toISOString());
+      await save();
+      log.info(
+        { method: request.method, route: request.route, fields: plan.changes.map((c) => c.path), requestId },
+        "resource applied",
+      );
+    } catch (error) {
+      if (isUnknownOutcomeError(error)) {
+        sent.push(view);
+        return finish(
+          "Unknown",
+          `${error.message}. ${unknownCreateMessage(m.kind, m.name, pass.state.resources[id]?.intent?.startedAt ?? "now")}`,
+        );
+      }
+      if (request.method === "POST") {
+        // The platform answered: the create definitely did not happen, so the intent is void.
+        const { intent: _void, ...rest } = pass.state.resources[id] ?? { kind: m.kind, name: m.name };
+        pass.state.resources[id] = rest as ResourceRecord;
+        await save().catch(() => {});
+      }
+      if (isApiError(error)) {
+        requestId = error.context.requestId ?? requestId;
+        return finish("Failed", error.message);
+      }
+      return finish("Failed", messageOf(error));
+    }
+  }
+  return finish(
+    "Failed",
+    `still had changes to send after ${MAX_ROUNDS} requests; the platform's answers do not match the manifest`,
+  );
+}
