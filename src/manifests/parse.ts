@@ -35,13 +35,18 @@ export type ParsedFile = { manifests: Manifest[]; problems: Problem[] };
 
 const ENVELOPE = "a manifest is a mapping with apiVersion, kind, metadata and spec";
 
-/** Friendlier words for zod's generic messages; messages set in the schemas win over these. */
-const messages: z.core.$ZodErrorMap = (issue) => {
-  if (issue.code === "invalid_type" && issue.input === undefined) return "is required";
-  if (issue.code === "invalid_type")
-    return `must be ${issue.expected === "int" ? "an integer" : `a ${issue.expected}`}`;
-  return undefined;
+const NOUNS: Record<string, string> = {
+  object: "a mapping",
+  array: "a list",
+  int: "an integer",
+  number: "a number",
+  string: "a string",
+  boolean: "true or false",
 };
+
+/** Friendlier words for zod's generic type messages; messages set in the schemas win over these. */
+const messages: z.core.$ZodErrorMap = (issue) =>
+  issue.code === "invalid_type" ? `must be ${NOUNS[issue.expected] ?? issue.expected}` : undefined;
 
 /**
  * The manifests of one file's text, and the problems of the documents that are not. One broken
@@ -69,8 +74,10 @@ function parseDocument(
   result: ParsedFile,
 ): void {
   const start = at(doc.contents?.range[0] ?? doc.range[0]);
+  // Even a document that cannot be read whole usually says what it is: name it in its problems.
+  const resource = peekResource(doc);
   const report = (position: Position, message: string, extra: Partial<Problem> = {}) =>
-    result.problems.push({ ...position, ...extra, message });
+    result.problems.push({ ...position, resource, ...extra, message });
 
   if (doc.errors.length > 0) {
     for (const error of doc.errors) {
@@ -103,20 +110,16 @@ function parseDocument(
   }
   const raw = value as Record<string, unknown>;
   const locate: Locate = (path, options) => at(offsetOf(doc, path, options?.key ?? false));
-  const name = (raw.metadata as Record<string, unknown> | null | undefined)?.name;
-  const shownName = typeof name === "string" && name !== "" ? name : "?";
   if (!isKind(raw.kind)) {
-    const resource = typeof raw.kind === "string" ? `${raw.kind}/${shownName}` : undefined;
     const message =
-      raw.kind === undefined ? `kind is required: ${ENVELOPE}` : `kind must be one of ${KINDS.join(", ")}`;
-    report(locate(["kind"]), message, { resource, field: raw.kind === undefined ? undefined : "kind" });
+      raw.kind === undefined ? `kind is required: ${ENVELOPE}` : `must be one of ${KINDS.join(", ")}`;
+    report(locate(["kind"]), message, { field: raw.kind === undefined ? undefined : "kind" });
     return;
   }
-  const resource = `${raw.kind}/${shownName}`;
   const parsed = KIND_SCHEMAS[raw.kind].safeParse(raw, { error: messages });
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
-      for (const problem of issueProblems(issue, locate))
+      for (const problem of issueProblems(issue, raw, locate))
         report(problem.position, problem.message, { resource, field: problem.field });
     }
     return;
@@ -132,19 +135,48 @@ function parseDocument(
   } as Manifest);
 }
 
-/** One zod issue as problems: an unknown-fields issue names each field at its key. */
-function issueProblems(issue: z.core.$ZodIssue, locate: Locate) {
+/**
+ * One zod issue as problems: an unknown-fields issue names each field at its key; a field that is not
+ * there at all is "required", whatever type the schema wanted.
+ */
+function issueProblems(issue: z.core.$ZodIssue, raw: unknown, locate: Locate) {
   const path = issue.path.filter((step): step is string | number => typeof step !== "symbol");
   if (issue.code === "unrecognized_keys") {
     return issue.keys.map((key) => ({
       position: locate([...path, key], { key: true }),
       field: formatPath([...path, key]),
-      message: "unknown field (not in the API's request body)",
+      // Everything under spec mirrors a request body; a field outside it is a typo or belongs elsewhere.
+      message: path[0] === "spec" ? "unknown field (not in the API's request body)" : "unknown field",
     }));
   }
+  const missing = path.length > 0 && !isPresent(raw, path);
   return [
-    { position: locate(path), field: path.length ? formatPath(path) : undefined, message: issue.message },
+    {
+      position: locate(path),
+      field: path.length ? formatPath(path) : undefined,
+      message: missing ? "is required" : issue.message,
+    },
   ];
+}
+
+/** Whether the plain value has a key at every step of `path`. */
+function isPresent(value: unknown, path: FieldPath): boolean {
+  let current = value;
+  for (const step of path) {
+    if (current === null || typeof current !== "object" || !Object.hasOwn(current, step)) return false;
+    current = (current as Record<string | number, unknown>)[step];
+  }
+  return current !== undefined;
+}
+
+/** `Kind/name` from the top of a document, read node by node so a broken document can still be named. */
+function peekResource(doc: Document.Parsed): string | undefined {
+  if (!isMap(doc.contents)) return undefined;
+  const kind = doc.contents.get("kind");
+  if (typeof kind !== "string" || kind === "") return undefined;
+  const metadata = doc.contents.get("metadata", true);
+  const name = isMap(metadata) ? metadata.get("name") : undefined;
+  return `${kind}/${typeof name === "string" && name !== "" ? name : "?"}`;
 }
 
 /** The first node nested deeper than `max` maps and lists, found without recursion. */

@@ -38,7 +38,7 @@ export const ReversePrivateEndpointSpec = z.discriminatedUnion(
       mskAuthentication: z.enum(["SASL_IAM", "SASL_SCRAM"], { error: "must be SASL_IAM or SASL_SCRAM" }),
     }),
   ],
-  { error: `type must be one of ${ENDPOINT_TYPES.join(", ")}` },
+  { error: `must be one of ${ENDPOINT_TYPES.join(", ")}` },
 );
 export type ReversePrivateEndpointSpec = z.infer<typeof ReversePrivateEndpointSpec>;
 
