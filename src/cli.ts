@@ -161,11 +161,21 @@ for (const name of ["plan", "apply"] as const) {
     .addOption(common.namespace())
     .addOption(common.managementUrl())
     .addOption(common.observabilityUrl())
+    .addOption(
+      opt(
+        "--allow-create <resources>",
+        "comma-separated Kind/name whose earlier create has an Unknown outcome: allow a new create attempt",
+        "DRIFTLESS_ALLOW_CREATE",
+      ),
+    )
     .action(
       action(async (flags, dir) => {
         const commands = await import("./commands/plan-apply.js");
         const run = name === "plan" ? commands.planCommand : commands.applyCommand;
-        return run(config(flags, dir), { output: flags.output as "text" | "json" }, io);
+        const allowCreate = String(flags.allowCreate ?? "")
+          .split(/[\s,]+/)
+          .filter(Boolean);
+        return run(config(flags, dir), { output: flags.output as "text" | "json", allowCreate }, io);
       }),
     );
 }
