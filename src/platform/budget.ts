@@ -25,34 +25,51 @@ export const MANAGEMENT_BUDGET: BudgetOptions = { requests: 9, windowMs: 10_000 
 /** The observability API allows about 100 per minute per token; 90 keeps the same 10% headroom. */
 export const OBSERVABILITY_BUDGET: BudgetOptions = { requests: 90, windowMs: 60_000 };
 
+/** Call when the request's answer (or failure) is in: its window starts then. */
+export type Release = () => void;
+
 export interface Budget {
   /**
    * Resolves when the request may be sent. Waiters are served strictly by priority, first come first
-   * served within one. Rejects with the signal's reason when `signal` aborts before the grant.
+   * served within one. Rejects with the signal's reason when `signal` aborts before the grant. Call the
+   * returned Release when the request is over; until then the request holds its place in the window.
    */
-  acquire(priority: Priority, signal?: AbortSignal): Promise<void>;
+  acquire(priority: Priority, signal?: AbortSignal): Promise<Release>;
   /** The platform said "not before then" (a 429's Retry-After): no grant until `epochMs`. */
   holdUntil(epochMs: number): void;
 }
 
 type Waiter = {
-  resolve: () => void;
+  resolve: (release: Release) => void;
   reject: (reason: unknown) => void;
   signal?: AbortSignal;
   onAbort?: () => void;
 };
 
+/** One granted request: in flight until released, then counted until `at + windowMs`. */
+type Slot = { at: number; inFlight: boolean };
+
 /**
- * A sliding-window budget: the times of the last `requests` grants are kept, and a grant is made only
- * when fewer than `requests` fall in the last `windowMs`. Unlike a fixed window, this never allows a
- * burst of 2 × requests across a window boundary, whichever way the platform aligns its own window.
+ * A grant never released (a caller that ignores Release, or a request that never ends) counts as
+ * released this long after it was made, so that it cannot hold its place forever. Longer than any
+ * request's time-out.
+ */
+export const RELEASE_AFTER_MS = 5 * 60_000;
+
+/**
+ * A sliding-window budget that counts a request from its grant until `windowMs` after its answer.
+ * The platform counts a request when it arrives, which is somewhere between our send and our answer
+ * (a cold TLS connection may delay it by hundreds of ms): counting from the grant alone would let a
+ * delayed batch and the next one arrive within one of the platform's windows. Counting to the answer
+ * guarantees that no more than `requests` arrive in any window of `windowMs`, however the platform
+ * aligns its window and whatever the latency.
  */
 export function createBudget(options: BudgetOptions): Budget {
   const { requests, windowMs } = options;
   if (!(requests >= 1) || !(windowMs > 0)) {
     throw new RangeError(`a budget needs requests >= 1 and windowMs > 0, got ${requests} per ${windowMs} ms`);
   }
-  const granted: number[] = [];
+  let slots: Slot[] = [];
   const queues: Record<Priority, Waiter[]> = { change: [], retry: [], poll: [] };
   let heldUntil = 0;
   let timer: NodeJS.Timeout | undefined;
@@ -66,11 +83,27 @@ export function createBudget(options: BudgetOptions): Budget {
   };
   const waiting = () => PRIORITIES.some((priority) => queues[priority].length > 0);
 
-  /** The earliest time another grant may be made. */
+  /** The earliest time another grant may be made; undefined until an in-flight request is released. */
   const freeAt = (now: number): number => {
-    while (granted.length > 0 && (granted[0] as number) <= now - windowMs) granted.shift();
-    const windowFree = granted.length < requests ? now : (granted[0] as number) + windowMs;
-    return Math.max(windowFree, heldUntil);
+    for (const slot of slots) {
+      if (slot.inFlight && slot.at <= now - RELEASE_AFTER_MS)
+        Object.assign(slot, { inFlight: false, at: now });
+    }
+    slots = slots.filter((slot) => slot.inFlight || slot.at > now - windowMs);
+    if (slots.length < requests) return Math.max(now, heldUntil);
+    const ends = slots.map((slot) => (slot.inFlight ? slot.at + RELEASE_AFTER_MS : slot.at) + windowMs);
+    return Math.max(Math.min(...ends), heldUntil);
+  };
+
+  const grant = (now: number): Release => {
+    const slot: Slot = { at: now, inFlight: true };
+    slots.push(slot);
+    return () => {
+      if (!slot.inFlight) return;
+      slot.inFlight = false;
+      slot.at = Math.max(slot.at, Date.now());
+      pump();
+    };
   };
 
   const pump = () => {
@@ -85,16 +118,15 @@ export function createBudget(options: BudgetOptions): Budget {
         return;
       }
       const waiter = next() as Waiter;
-      granted.push(now);
       if (waiter.onAbort) waiter.signal?.removeEventListener("abort", waiter.onAbort);
-      waiter.resolve();
+      waiter.resolve(grant(now));
     }
   };
 
   return {
     acquire(priority, signal) {
       if (signal?.aborted) return Promise.reject(signal.reason);
-      return new Promise<void>((resolve, reject) => {
+      return new Promise<Release>((resolve, reject) => {
         const waiter: Waiter = { resolve, reject, signal };
         if (signal) {
           waiter.onAbort = () => {

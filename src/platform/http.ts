@@ -158,11 +158,11 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     for (let number = 1; ; number++) {
       const priority: Priority = number === 1 ? req.priority : "retry";
       const waitStart = performance.now();
-      await budget.acquire(priority, signal);
+      const release = await budget.acquire(priority, signal);
       metrics?.apiBudgetWaitSeconds.observe({ api, priority }, (performance.now() - waitStart) / 1000);
 
       const sentAt = performance.now();
-      const result = await attempt(method, path, body, signal);
+      const result = await attempt(method, path, body, signal).finally(release);
       const seconds = (performance.now() - sentAt) / 1000;
       const code = result.kind === "answer" ? String(result.status) : result.timedOut ? "timeout" : "error";
       metrics?.apiRequests.inc({ ...labels, code });
