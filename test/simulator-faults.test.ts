@@ -86,6 +86,29 @@ describe("fault injection", () => {
     expect(sim.requests.at(-1)?.status).toBe(0);
   });
 
+  it("with applied, does the work and then drops the answer: an unknown outcome", async () => {
+    await start();
+    const route = "/v1/organizations/{organizationId}/services/{serviceId}/datapipesReversePrivateEndpoints";
+    sim.inject({ api: "management", method: "POST", route, kind: "drop", applied: true });
+
+    const create = fetch(
+      `${sim.managementUrl}${org}/services/${ids.serviceId}/datapipesReversePrivateEndpoints`,
+      {
+        method: "POST",
+        headers: { authorization, "content-type": "application/json" },
+        body: JSON.stringify({
+          description: "lost",
+          type: "VPC_ENDPOINT_SERVICE",
+          vpcEndpointServiceName: "svc",
+        }),
+      },
+    );
+
+    await expect(create).rejects.toThrow();
+    expect(sim.state.endpoints.map((e) => e.description)).toEqual(["lost"]);
+    expect(sim.requests.at(-1)?.status).toBe(0);
+  });
+
   it("hangs until the client gives up, and close() still returns", async () => {
     await start();
     sim.inject({ api: "management", kind: "hang" });

@@ -70,6 +70,18 @@ describe("PUT dashboard", () => {
     expect(answer.json.data.tiles[0].id).not.toBe("65f1a2b3c4d5e6f7081929ff");
   });
 
+  it("keeps an id once: a second tile sending the same id gets a new one", async () => {
+    await start();
+
+    const answer = await call("PUT", dashboard, {
+      name: "Overview",
+      tiles: [tile("A", lagTile), tile("B", lagTile)],
+    });
+
+    expect(answer.json.data.tiles[0].id).toBe(lagTile);
+    expect(answer.json.data.tiles[1].id).not.toBe(lagTile);
+  });
+
   it("deletes the alerts of a tile that is gone, so reading them answers 404", async () => {
     await start();
 
@@ -113,6 +125,15 @@ describe("PUT dashboard", () => {
     expect(answer.status).toBe(400);
     expect(Object.keys(answer.json)).toEqual(["message"]);
     expect(answer.json.message.startsWith(`${field}:`)).toBe(true);
+  });
+
+  it("answers 404 {message} for an unknown route", async () => {
+    await start();
+
+    const answer = await call("GET", "/api/v2/dashboards");
+
+    expect(answer.status).toBe(404);
+    expect(Object.keys(answer.json)).toEqual(["message"]);
   });
 
   it("answers 404 for an unknown dashboard", async () => {

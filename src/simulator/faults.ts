@@ -6,6 +6,8 @@ import type { Api } from "../errors.js";
  * - `latency`: wait `ms` (default 1000), then answer normally;
  * - `drop`: close the connection without an answer;
  * - `hang`: never answer (until the client gives up or the simulator closes).
+ * A dropped or hanging request changes nothing, unless `applied`: then the platform does the work and
+ * only the answer is lost, the unknown outcome a non-idempotent POST must survive.
  */
 export type Fault = {
   api: Api;
@@ -20,6 +22,8 @@ export type Fault = {
   /** How many matching requests it hits before it is spent (default 1; Infinity: never spent). */
   count?: number;
   ms?: number;
+  /** drop and hang: apply the request before losing its answer (default false). */
+  applied?: boolean;
   /** Chance that a matching request is hit (default 1), drawn from the simulator's seeded generator. */
   probability?: number;
 };

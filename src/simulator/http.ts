@@ -153,61 +153,77 @@ export async function startApiServer<Caller>(options: ApiServerOptions<Caller>, 
       if (answer.body === undefined) response.end();
       else response.end(text ? (answer.body as string) : JSON.stringify(answer.body));
     };
-    const reject = (status: number, code: string, message: string, headers?: Record<string, string>) =>
-      send({ status, body: options.errorBody(status, code, message, requestId), headers });
+    const error = (
+      status: number,
+      code: string,
+      message: string,
+      headers?: Record<string, string>,
+    ): Answer => ({
+      status,
+      body: options.errorBody(status, code, message, requestId),
+      headers,
+    });
+
+    /** What the platform answers (and does) when nothing gets in the way. */
+    const decide = (): Answer => {
+      if (!route) {
+        if (pathMatched) return error(405, "METHOD_NOT_ALLOWED", `${method} is not allowed on ${path}`);
+        return error(404, "NOT_FOUND", `no route ${method} ${path}`);
+      }
+      const caller = options.authenticate(request.headers.authorization);
+      if (caller === undefined) return error(401, "UNAUTHORIZED", "missing or invalid credentials");
+      const rate = options.limiter(options.callerId(caller));
+      const rateHeaders: Record<string, string> = rate
+        ? {
+            "x-ratelimit-limit": String(rate.limit),
+            "x-ratelimit-remaining": String(rate.remaining),
+            // Unix seconds, as GitHub and most APIs send it; Retry-After carries the relative wait.
+            "x-ratelimit-reset": String(Math.ceil(rate.resetAt / 1000)),
+          }
+        : {};
+      if (rate && !rate.allowed) {
+        const retryAfter = String(Math.max(1, Math.ceil((rate.resetAt - Date.now()) / 1000)));
+        return {
+          status: 429,
+          body: { error: "TOO_MANY_REQUESTS" },
+          headers: { ...rateHeaders, "retry-after": retryAfter },
+        };
+      }
+      if (text === undefined) return error(413, "PAYLOAD_TOO_LARGE", "the body is larger than 1 MiB");
+      if (text && !/^application\/json\b/i.test(request.headers["content-type"] ?? "")) {
+        return error(
+          415,
+          "UNSUPPORTED_MEDIA_TYPE",
+          "a body must be sent with Content-Type: application/json",
+        );
+      }
+      if (json && !json.ok) return error(400, "BAD_REQUEST", "the body is not valid JSON");
+      try {
+        const answer = route.handle({ params, body: recorded.body, caller, requestId });
+        return { ...answer, headers: { ...rateHeaders, ...answer.headers } };
+      } catch (thrown) {
+        if (thrown instanceof Rejection)
+          return error(thrown.status, thrown.code, thrown.message, rateHeaders);
+        logger?.error({ err: thrown, api, method, route: route.template }, "simulator handler failed");
+        return error(500, "INTERNAL_ERROR", "the simulator failed to handle the request");
+      }
+    };
 
     const fault = faults.take(api, method, recorded.route);
-    if (fault?.kind === "drop") {
-      logger?.debug({ api, method, route: recorded.route }, "simulator dropped the connection");
-      request.socket.destroy();
-      return;
-    }
-    if (fault?.kind === "hang") return;
     if (fault?.kind === "latency") await sleep(fault.ms ?? 1000);
     if (fault?.kind === "status") {
       const status = fault.status ?? 503;
       const body = fault.body ?? options.errorBody(status, "INJECTED_FAULT", "injected fault", requestId);
-      send({ status, body, headers: fault.headers });
+      return send({ status, body, headers: fault.headers });
+    }
+    if (fault?.kind === "drop" || fault?.kind === "hang") {
+      // With `applied`, the platform does the work and only the answer is lost: an unknown outcome.
+      if (fault.applied) decide();
+      logger?.debug({ api, method, route: recorded.route, fault: fault.kind }, "simulator lost the answer");
+      if (fault.kind === "drop") request.socket.destroy();
       return;
     }
-
-    if (!route) {
-      if (pathMatched) return reject(405, "METHOD_NOT_ALLOWED", `${method} is not allowed on ${path}`);
-      return reject(404, "NOT_FOUND", `no route ${method} ${path}`);
-    }
-    const caller = options.authenticate(request.headers.authorization);
-    if (caller === undefined) return reject(401, "UNAUTHORIZED", "missing or invalid credentials");
-    const rate = options.limiter(options.callerId(caller));
-    const rateHeaders: Record<string, string> = rate
-      ? {
-          "x-ratelimit-limit": String(rate.limit),
-          "x-ratelimit-remaining": String(rate.remaining),
-          // Unix seconds, as GitHub and most APIs send it; Retry-After carries the relative wait.
-          "x-ratelimit-reset": String(Math.ceil(rate.resetAt / 1000)),
-        }
-      : {};
-    if (rate && !rate.allowed) {
-      const retryAfter = String(Math.max(1, Math.ceil((rate.resetAt - Date.now()) / 1000)));
-      return send({
-        status: 429,
-        body: { error: "TOO_MANY_REQUESTS" },
-        headers: { ...rateHeaders, "retry-after": retryAfter },
-      });
-    }
-    if (text === undefined) return reject(413, "PAYLOAD_TOO_LARGE", "the body is larger than 1 MiB");
-    if (text && !/^application\/json\b/i.test(request.headers["content-type"] ?? "")) {
-      return reject(415, "UNSUPPORTED_MEDIA_TYPE", "a body must be sent with Content-Type: application/json");
-    }
-    if (json && !json.ok) return reject(400, "BAD_REQUEST", "the body is not valid JSON");
-
-    try {
-      const answer = route.handle({ params, body: recorded.body, caller, requestId });
-      send({ ...answer, headers: { ...rateHeaders, ...answer.headers } });
-    } catch (error) {
-      if (error instanceof Rejection) return reject(error.status, error.code, error.message, rateHeaders);
-      logger?.error({ err: error, api, method, route: route.template }, "simulator handler failed");
-      reject(500, "INTERNAL_ERROR", "the simulator failed to handle the request");
-    }
+    send(decide());
   }
 
   const server = createServer((request, response) => {
