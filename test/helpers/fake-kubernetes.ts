@@ -21,7 +21,8 @@ type KubeObject = {
   [key: string]: unknown;
 };
 
-export type RecordedRequest = { method: string; path: string; body?: KubeObject };
+/** A request as received; `token` is the bearer token, which tells the clients of a test apart. */
+export type RecordedRequest = { method: string; path: string; token?: string; body?: KubeObject };
 
 /** What the server does instead of answering: an HTTP status, a request that never ends, or a reset. */
 export type Fault = { status: number } | "hang" | "reset";
@@ -31,6 +32,8 @@ export type FakeKubernetes = {
   url: string;
   /** A kubeconfig file (no TLS, a token user) whose current context points at this server. */
   kubeconfigPath: string;
+  /** The text of a kubeconfig for this server whose user sends `token` (to tell clients apart). */
+  kubeconfig(token: string): string;
   /** Every request received, in order (bodies of writes included). */
   requests: RecordedRequest[];
   /** The stored object, or undefined. `resource` is `secrets` or `leases`. */
@@ -98,7 +101,8 @@ export async function startFakeKubernetes(): Promise<FakeKubernetes> {
     const url = new URL(req.url ?? "/", "http://localhost");
     const raw = await readBody(req);
     const body = raw ? (JSON.parse(raw) as KubeObject) : undefined;
-    const recorded: RecordedRequest = { method: req.method ?? "GET", path: url.pathname, body };
+    const token = req.headers.authorization?.replace(/^Bearer /, "");
+    const recorded: RecordedRequest = { method: req.method ?? "GET", path: url.pathname, token, body };
     requests.push(recorded);
 
     if (fault?.match(recorded)) {
@@ -165,11 +169,12 @@ export async function startFakeKubernetes(): Promise<FakeKubernetes> {
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const dir = await mkdtemp(join(tmpdir(), "driftless-kube-"));
   const kubeconfigPath = join(dir, "kubeconfig");
-  await writeFile(kubeconfigPath, kubeconfig(url));
+  await writeFile(kubeconfigPath, kubeconfig(url, "fake-kubernetes-token"));
 
   return {
     url,
     kubeconfigPath,
+    kubeconfig: (token) => kubeconfig(url, token),
     requests,
     get: (resource, namespace, name) => {
       const object = objects.get(key(resource, namespace, name));
@@ -200,7 +205,7 @@ function validate(resource: Resource, body: KubeObject): string | undefined {
   return size > MAX_SECRET_BYTES ? `data: Too long: must have at most ${MAX_SECRET_BYTES} bytes` : undefined;
 }
 
-function kubeconfig(server: string): string {
+function kubeconfig(server: string, token: string): string {
   return `apiVersion: v1
 kind: Config
 clusters:
@@ -212,7 +217,7 @@ clusters:
 users:
   - name: tester
     user:
-      token: fake-kubernetes-token
+      token: ${token}
 contexts:
   - name: fake
     context: {cluster: fake, user: tester, namespace: driftless-test}
