@@ -128,6 +128,13 @@ describe("PATCH organization", () => {
     ]);
   });
 
+  it("keeps an entry added without a description with an empty one", async () => {
+    const answer = await call("PATCH", org, { privateEndpoints: { add: [{ id: "pe-bare" }] } });
+
+    expect(answer.status).toBe(200);
+    expect(answer.json.result.privateEndpoints).toContainEqual({ id: "pe-bare", description: "" });
+  });
+
   it("answers 400 naming an unknown field, and 404 for an unknown organization", async () => {
     const unknownField = await call("PATCH", org, { name: "x", privateEndpoints: { added: [] } });
     const unknownOrg = await call("PATCH", "/v1/organizations/00000000-0000-4000-8000-000000000000", {});
@@ -184,7 +191,7 @@ describe("PATCH key", () => {
     [{ roles: ["owner"] }, "roles.0"],
     [{ name: 42 }, "name"],
     [{ expireAt: "next week" }, "expireAt"],
-    [{ ipAccessList: [{ source: "1.2.3.4" }] }, "ipAccessList.0.description"],
+    [{ ipAccessList: [{ source: 42 }] }, "ipAccessList.0.source"],
     [{ state: "disabled" }, "state"],
   ])("answers 400 to %j naming %s", async (body, field) => {
     const answer = await call("PATCH", key, body);

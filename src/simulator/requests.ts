@@ -13,12 +13,16 @@ const Credentials = z.strictObject({ username: Text, password: Text });
 const AccessKey = z.strictObject({ accessKeyId: Text, secretKey: Text });
 const Named = <Shape extends z.ZodRawShape>(fields: Shape) => z.strictObject(fields).partial();
 
+// Whether a nested `description` is required is not shown; a missing one is kept as "".
+const Described = <Shape extends z.ZodRawShape>(fields: Shape) =>
+  z.strictObject({ ...fields, description: Text.default("") });
+
 export const OrganizationPatch = z.strictObject({
   name: Text.optional(),
   privateEndpoints: z
     .strictObject({
-      add: z.array(z.strictObject({ id: Text, description: Text })).optional(),
-      remove: z.array(z.strictObject({ id: Text, description: Text })).optional(),
+      add: z.array(Described({ id: Text })).optional(),
+      remove: z.array(Described({ id: Text })).optional(),
     })
     .optional(),
 });
@@ -31,7 +35,7 @@ export const KeyPatch = z.strictObject({
   name: Text.optional(),
   roles: z.array(KeyRole).min(1).optional(),
   expireAt: ExpireAt.optional(),
-  ipAccessList: z.array(z.strictObject({ source: Text, description: Text })).optional(),
+  ipAccessList: z.array(Described({ source: Text })).optional(),
 });
 export type KeyPatch = z.infer<typeof KeyPatch>;
 
