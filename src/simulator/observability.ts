@@ -54,7 +54,9 @@ export function observabilityRoutes(state: PlatformState): Route<string>[] {
         if (put.tags !== undefined) dashboard.tags = put.tags;
         // Alerts that watched a tile that no longer exists go with it.
         const live = new Set(tiles.map((t) => t.id));
-        state.alerts = state.alerts.filter((a) => a.dashboard !== dashboard.id || live.has(a.tileId));
+        // In place, so a test holding `state.alerts` sees the deletion too.
+        const kept = state.alerts.filter((a) => a.dashboard !== dashboard.id || live.has(a.tileId));
+        state.alerts.splice(0, state.alerts.length, ...kept);
         return { status: 200, body: { data: dashboard } };
       },
     },
