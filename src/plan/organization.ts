@@ -8,19 +8,18 @@ import { isPlainObject, member, omit, stored } from "./values.js";
 /** PATCH /v1/organizations/{organizationId}: changed `name`, and `privateEndpoints` as add/remove sets. */
 export const ORGANIZATION_ROUTE = MANAGEMENT_ROUTES.organization;
 
-type Entry = { id: string; description: string };
+type Entry = { id: string; description?: string };
 const LIST = "privateEndpoints";
 const keyOf = (entry: Entry) => entry.id;
 
-/** The manifest's list; a missing description is sent as "" (the request requires the field). */
+/** The manifest's list; an entry without a description matches a live entry with any description. */
 function desiredList(spec: Record<string, unknown>): Entry[] | undefined {
   const list = spec[LIST];
-  if (!Array.isArray(list)) return undefined;
-  return list.map((e) => ({
-    id: String(member(e, "id")),
-    description: String(member(e, "description") ?? ""),
-  }));
+  return Array.isArray(list) ? (list.filter(isPlainObject) as Entry[]) : undefined;
 }
+
+/** An entry as the request takes it: the description is required there, "" when the manifest has none. */
+const sendable = (entry: Entry) => ({ id: entry.id, description: entry.description ?? "" });
 
 /** The live list as the platform last answered it; undefined before driftless has seen it. */
 function liveList(record: ResourceRecord | undefined): Entry[] | undefined {
@@ -48,8 +47,8 @@ export const organizationPlanner: KindPlanner = {
       const sets = threeWay(desired, live, owned, keyOf, LIST);
       if (sets.add.length > 0 || sets.remove.length > 0) {
         body[LIST] = {
-          ...(sets.add.length > 0 ? { add: sets.add } : {}),
-          ...(sets.remove.length > 0 ? { remove: sets.remove } : {}),
+          ...(sets.add.length > 0 ? { add: sets.add.map(sendable) } : {}),
+          ...(sets.remove.length > 0 ? { remove: sets.remove.map(sendable) } : {}),
         };
       }
       changes.push(...sets.changes);

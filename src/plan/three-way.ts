@@ -1,5 +1,11 @@
 import type { Change } from "./types.js";
-import { same } from "./values.js";
+import { isPlainObject, same } from "./values.js";
+
+/** True when `live` has every field `wanted` states (fields the manifest leaves out are the platform's). */
+function covers(wanted: unknown, live: unknown): boolean {
+  if (!isPlainObject(wanted) || !isPlainObject(live)) return same(wanted, live);
+  return Object.entries(wanted).every(([key, value]) => value === undefined || same(value, live[key]));
+}
 
 /**
  * Three-way lists (organization privateEndpoints, postgres tableMappings): the manifest states the
@@ -26,7 +32,7 @@ export function threeWay<T>(
   const ownedKeys = new Set(owned);
   const add = desired.filter((entry) => {
     const current = liveByKey.get(keyOf(entry));
-    return current === undefined || !same(entry, current);
+    return current === undefined || !covers(entry, current);
   });
   const remove = live.filter((entry) => ownedKeys.has(keyOf(entry)) && !desiredKeys.has(keyOf(entry)));
   const changes: Change[] = [

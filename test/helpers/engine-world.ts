@@ -1,0 +1,147 @@
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import { createPlatform, type PlatformDeps } from "../../src/commands/platform.js";
+import { Config } from "../../src/config.js";
+import {
+  type ApplyOptions,
+  createReconciler,
+  type PlanReport,
+  planPass,
+} from "../../src/reconcile/engine.js";
+import type { PassResult } from "../../src/reconcile/types.js";
+import type { SimulatorOptions } from "../../src/simulator/index.js";
+import {
+  defaultIds,
+  type RecordedRequest,
+  type Simulator,
+  startSimulator,
+} from "../../src/simulator/index.js";
+import { createFileStore } from "../../src/state/file-store.js";
+import type { State } from "../../src/state/store.js";
+import { createLogger } from "../../src/telemetry/logger.js";
+
+/**
+ * A simulator on 127.0.0.1 port 0, temporary manifests / state / secrets folders, and the engine wired
+ * to them the way the apply command wires it. Each apply builds a fresh store and fresh clients, so
+ * every apply is what a restarted process would do.
+ */
+export type EngineWorld = {
+  sim: Simulator;
+  manifests: string;
+  stateDir: string;
+  secretsDir: string;
+  /** Every log line written by the engine and the clients, as text. */
+  logs: string[];
+  env: Record<string, string>;
+  config: Config;
+  write(file: string, yaml: string): Promise<void>;
+  remove(file: string): Promise<void>;
+  apply(options?: Partial<ApplyOptions>): Promise<PassResult>;
+  plan(options?: { allowCreate?: string[] }): Promise<PlanReport>;
+  state(): Promise<State>;
+  /** The write requests (anything but GET) the simulator received since the last clear. */
+  writes(): RecordedRequest[];
+  /** Every file under the state folder, as text. */
+  stateFolderText(): Promise<string>;
+  close(): Promise<void>;
+};
+
+export const ids = defaultIds;
+
+export async function startEngineWorld(
+  options: { simulator?: SimulatorOptions; platform?: Partial<PlatformDeps> } = {},
+): Promise<EngineWorld> {
+  const sim = await startSimulator({ endpointReadyAfterMs: 0, ...options.simulator });
+  const root = await mkdtemp(join(tmpdir(), "driftless-engine-"));
+  const manifests = join(root, "manifests");
+  const stateDir = join(root, "state");
+  const secretsDir = join(root, "secrets");
+  await Promise.all(
+    [manifests, secretsDir].map((dir) => import("node:fs/promises").then((fs) => fs.mkdir(dir))),
+  );
+  const logs: string[] = [];
+  const destination = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  });
+  const logger = createLogger("debug", destination);
+  const env: Record<string, string> = {};
+  const config = Config.parse({
+    manifests,
+    stateDir,
+    secretsDir,
+    managementUrl: sim.managementUrl,
+    observabilityUrl: sim.observabilityUrl,
+    managementKeyId: { value: sim.credentials.managementKeyId },
+    managementKeySecret: { value: sim.credentials.managementKeySecret },
+    observabilityToken: { value: sim.credentials.observabilityToken },
+  });
+
+  const world: EngineWorld = {
+    sim,
+    manifests,
+    stateDir,
+    secretsDir,
+    logs,
+    env,
+    config,
+    write: (file, yaml) => writeFile(join(manifests, file), yaml),
+    remove: (file) => rm(join(manifests, file)),
+    async apply(applyOptions = {}) {
+      const store = createFileStore(stateDir, { logger });
+      const platform = await createPlatform(config, { logger, ...options.platform });
+      try {
+        const reconciler = createReconciler({
+          manifests,
+          store,
+          send: platform.send,
+          secrets: { env, secretsDir },
+          logger,
+          managementKeyId: platform.managementKeyId,
+        });
+        return await reconciler.pass({ trigger: "test", ...applyOptions });
+      } finally {
+        await platform.close();
+        await store.close();
+      }
+    },
+    async plan(planOptions = {}) {
+      const store = createFileStore(stateDir, { logger, readOnly: true });
+      try {
+        return await planPass(
+          {
+            manifests,
+            store,
+            secrets: { env, secretsDir },
+            logger,
+            managementKeyId: () => sim.credentials.managementKeyId,
+          },
+          planOptions,
+        );
+      } finally {
+        await store.close();
+      }
+    },
+    async state() {
+      return JSON.parse(await readFile(join(stateDir, "state.json"), "utf8")) as State;
+    },
+    writes: () => sim.requests.filter((r) => r.method !== "GET"),
+    async stateFolderText() {
+      const files = await readdir(stateDir).catch(() => [] as string[]);
+      const texts = await Promise.all(files.map((f) => readFile(join(stateDir, f), "utf8").catch(() => "")));
+      return texts.join("\n");
+    },
+    async close() {
+      await sim.close();
+      await rm(root, { recursive: true, force: true });
+    },
+  };
+  return world;
+}
+
+export const header = (kind: string, name: string) =>
+  `apiVersion: driftless/v1\nkind: ${kind}\nmetadata:\n  name: ${name}\nspec:\n`;
