@@ -1,0 +1,70 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadManifests } from "../src/manifests/load.js";
+import { createGitSyncLayout } from "./helpers/git-sync-layout.js";
+
+let dir: string;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "driftless-load-"));
+});
+
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** `count` AlertWatch files whose alert ids all carry `revision`, so a mixed read shows. */
+function tree(revision: string, count: number): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < count; i++) {
+    files[`team-${i % 7}/watch-${i}.yaml`] =
+      `apiVersion: driftless/v1\nkind: AlertWatch\nmetadata:\n  name: watch-${i}\nspec:\n  alertId: ${revision}-${i}\n`;
+  }
+  return files;
+}
+
+describe("loading a git-sync link", () => {
+  it("reads the link's target once and names the revision", async () => {
+    const layout = await createGitSyncLayout(join(dir, "git"), tree("first", 3));
+
+    const set = await loadManifests(layout.link);
+
+    expect(set.revision).toBe(layout.revision);
+    expect(set.root).toBe(join(dir, "git", layout.revision));
+    expect(set.superseded).toBe(false);
+    expect(set.manifests.map((m) => m.position.file)).toEqual([
+      "team-0/watch-0.yaml",
+      "team-1/watch-1.yaml",
+      "team-2/watch-2.yaml",
+    ]);
+  });
+
+  it("never mixes two revisions: a pass racing a link swap is one revision, or flagged superseded", async () => {
+    const layout = await createGitSyncLayout(join(dir, "git"), tree("rev0", 150));
+
+    for (let round = 1; round <= 3; round++) {
+      const [set] = await Promise.all([loadManifests(layout.link), layout.publish(tree(`rev${round}`, 150))]);
+
+      const revisions = new Set(
+        set.manifests.map((m) => (m.kind === "AlertWatch" ? m.spec.alertId.split("-")[0] : "?")),
+      );
+      if (!set.superseded) {
+        expect(set.problems).toEqual([]);
+        expect(revisions.size).toBe(1);
+        expect(set.manifests).toHaveLength(150);
+      }
+      expect(revisions.size).toBeLessThanOrEqual(1);
+    }
+  });
+
+  it("flags a pass superseded when the link moves while it reads", async () => {
+    const layout = await createGitSyncLayout(join(dir, "git"), tree("old", 1000));
+
+    const [set] = await Promise.all([loadManifests(layout.link), layout.publish(tree("new", 1))]);
+
+    expect(set.superseded).toBe(true);
+    expect(set.revision).not.toBe(layout.revision);
+  });
+});
