@@ -17,6 +17,9 @@ import type { Leadership } from "./leadership.js";
  * well within leaseDuration - renewDeadline (5 s by default); NTP keeps pods within milliseconds.
  */
 
+/** The Lease's name unless told otherwise; deploy/overlays/ha/role.yaml grants access to this name. */
+export const DEFAULT_LEASE_NAME = "driftless-leader";
+
 export type LeaseLeadershipOptions = {
   kubeConfig: KubeConfig;
   namespace: string;
@@ -50,7 +53,7 @@ export type LeaseLeadership = Leadership & {
  */
 export function createLeaseLeadership(options: LeaseLeadershipOptions): LeaseLeadership {
   const { kubeConfig, namespace, logger, metrics } = options;
-  const name = options.name ?? "driftless-leader";
+  const name = options.name ?? DEFAULT_LEASE_NAME;
   const identity = options.identity ?? `${hostname()}_${randomUUID().slice(0, 8)}`;
   const leaseDuration = (options.leaseDurationSeconds ?? 15) * 1000;
   const renewDeadline = (options.renewDeadlineSeconds ?? 10) * 1000;

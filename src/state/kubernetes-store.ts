@@ -14,6 +14,9 @@ import type { State, StateStore } from "./store.js";
  * StateError instead of silently overwriting the first.
  */
 
+/** The Secret's name unless told otherwise; deploy/overlays/ha/role.yaml grants access to this name. */
+export const DEFAULT_SECRET_NAME = "driftless-state";
+
 /** The data key of the state in the Secret. */
 export const STATE_KEY = "state.json.gz";
 
@@ -47,7 +50,7 @@ const gunzipAsync = promisify(gunzip);
  */
 export function createKubernetesStateStore(options: KubernetesStateStoreOptions): StateStore {
   const { kubeConfig, namespace, logger, readOnly = false } = options;
-  const name = options.name ?? "driftless-state";
+  const name = options.name ?? DEFAULT_SECRET_NAME;
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_STATE_BYTES;
   const timeoutMs = options.timeoutMs ?? 10_000;
   const core = kubeConfig.makeApiClient(CoreV1Api);
