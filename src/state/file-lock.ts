@@ -7,12 +7,20 @@ import type { Logger } from "../telemetry/logger.js";
 /**
  * A lock file, so that two driftless processes never write one state folder at once. The holder
  * writes who it is into the file (created exclusively) and touches it every `refreshMs`. A lock is
- * stale, and is taken over, when its holder is gone: a dead process on this host, this very pid (a
- * container restarted with pid 1 again), or, on another host (a new pod on the same volume), when it
+ * stale, and is taken over, when its holder is gone: a dead process on this host, an earlier process
+ * with our own pid (a container restarted with pid 1 again), or, on another host (a new pod on the same volume), when it
  * has not been touched for `staleMs`.
  */
 
-export type LockHolder = { pid: number; hostname: string; startedAt: string; token: string };
+export type LockHolder = {
+  pid: number;
+  hostname: string;
+  /** When the lock was taken. */
+  startedAt: string;
+  /** When the holding process started (epoch ms): tells this process from an earlier one of its pid. */
+  processStartedAt: number;
+  token: string;
+};
 
 export type FileLock = {
   readonly holder: LockHolder;
@@ -40,6 +48,7 @@ export async function acquireFileLock(path: string, options: FileLockOptions = {
     pid: process.pid,
     hostname: hostname(),
     startedAt: new Date().toISOString(),
+    processStartedAt: processStartedAt(),
     token: randomBytes(8).toString("hex"),
   };
 
@@ -89,7 +98,20 @@ async function inspect(path: string): Promise<Existing | undefined> {
 function isStale({ holder, ageMs }: Existing, staleMs: number): boolean {
   if (ageMs > staleMs) return true;
   if (!holder || holder.hostname !== hostname()) return false;
-  return holder.pid === process.pid || !isAlive(holder.pid);
+  if (holder.pid === process.pid) return !isThisProcess(holder);
+  return !isAlive(holder.pid);
+}
+
+function processStartedAt(): number {
+  return Math.round(Date.now() - process.uptime() * 1000);
+}
+
+/** Our pid on our host is this process, or an earlier one (a container restarted with pid 1 again). */
+function isThisProcess(holder: LockHolder): boolean {
+  return (
+    typeof holder.processStartedAt === "number" &&
+    Math.abs(holder.processStartedAt - processStartedAt()) < 2000
+  );
 }
 
 /**

@@ -42,6 +42,8 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
   let fresh: State | undefined;
   let writes: Promise<void> = Promise.resolve();
   let closed = false;
+  /** Why the saved state could not be read: saving over it would lose it, so save() refuses. */
+  let unreadable: StateError | undefined;
 
   const locked = (): Promise<FileLock> => {
     if (closed) return Promise.reject(new StateError(`the state store ${dir} is closed`));
@@ -77,13 +79,25 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
         fresh ??= newState();
         return structuredClone(fresh);
       }
-      throw new StateError(`cannot read the state ${file}: ${(error as Error).message}`, { cause: error });
+      unreadable = new StateError(`cannot read the state ${file}: ${(error as Error).message}`, {
+        cause: error,
+      });
+      throw unreadable;
     }
-    return parseState(text, file);
+    try {
+      const state = parseState(text, file);
+      unreadable = undefined;
+      return state;
+    } catch (error) {
+      unreadable = error as StateError;
+      throw error;
+    }
   }
 
   async function save(state: State): Promise<void> {
     if (readOnly) throw new StateError(`the state store ${dir} was opened read-only: not saving`);
+    if (unreadable)
+      throw new StateError(`not saving over a state that could not be read: ${unreadable.message}`);
     const held = await locked();
     const data = serializeState(state);
     // Saves of one process land in the order they were asked for.

@@ -1,0 +1,207 @@
+import { spawnSync } from "node:child_process";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { isStateError, type StateError } from "../src/errors.js";
+import { createFileStore, type FileStore, LOCK_FILE, STATE_FILE } from "../src/state/file-store.js";
+import type { State } from "../src/state/store.js";
+import { describeStateStore, sampleRecord } from "./helpers/state-store-contract.js";
+
+describeStateStore("file store", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "driftless-contract-"));
+  return {
+    open: () => createFileStore(join(dir, "state")),
+    cleanup: () => rm(dir, { recursive: true, force: true }),
+  };
+});
+
+let root: string;
+let dir: string;
+const stores: FileStore[] = [];
+const open = (options?: Parameters<typeof createFileStore>[1]) => {
+  const store = createFileStore(dir, options);
+  stores.push(store);
+  return store;
+};
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), "driftless-state-"));
+  dir = join(root, "state");
+});
+afterEach(async () => {
+  for (const store of stores.splice(0)) await store.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+async function stateError(promise: Promise<unknown>): Promise<StateError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!isStateError(error)) throw new Error(`expected a StateError, got ${String(error)}`);
+  return error;
+}
+
+const withRecord = (state: State): State => ({ ...state, resources: { "DataPipe/a": sampleRecord("a") } });
+
+describe("the state file", () => {
+  it("is versioned JSON readable only by its owner, with no temporary file left", async () => {
+    const store = open();
+
+    await store.save(withRecord(await store.load()));
+
+    const saved = JSON.parse(await readFile(join(dir, STATE_FILE), "utf8"));
+    expect(saved).toMatchObject({ version: 1, resources: { "DataPipe/a": { kind: "DataPipe" } } });
+    expect((await stat(join(dir, STATE_FILE))).mode & 0o777).toBe(0o600);
+    expect((await readdir(dir)).sort()).toEqual([STATE_FILE, LOCK_FILE].sort());
+  });
+
+  it("rejects another format version with a clear error and leaves the file alone", async () => {
+    await mkdir(dir);
+    const text = JSON.stringify({ version: 2, salt: "s", resources: {}, shards: [] });
+    await writeFile(join(dir, STATE_FILE), text);
+
+    const error = await stateError(open().load());
+
+    expect(error.message).toContain("state format version 2");
+    expect(error.message).toContain("run a newer driftless");
+    expect(await readFile(join(dir, STATE_FILE), "utf8")).toBe(text);
+  });
+
+  it("reports a corrupt file and refuses to save over it", async () => {
+    await mkdir(dir);
+    await writeFile(join(dir, STATE_FILE), '{"version": 1, "salt": "s", "resou');
+    const store = open();
+
+    const error = await stateError(store.load());
+    const saving = await stateError(store.save({ version: 1, salt: "new", resources: {} }));
+
+    expect(error.message).toContain(`${join(dir, STATE_FILE)} is corrupt`);
+    expect(error.message).toContain("left as it is");
+    expect(saving.message).toContain("not saving over a state that could not be read");
+    expect(await readFile(join(dir, STATE_FILE), "utf8")).toBe('{"version": 1, "salt": "s", "resou');
+  });
+
+  it("names the field of a state of the wrong shape", async () => {
+    await mkdir(dir);
+    await writeFile(
+      join(dir, STATE_FILE),
+      JSON.stringify({ version: 1, salt: "s", resources: { x: { kind: 3 } } }),
+    );
+
+    const error = await stateError(open().load());
+
+    expect(error.message).toContain("not a driftless state");
+    expect(error.message).toContain("resources.x.kind");
+  });
+
+  it("reports a state that cannot be read", async () => {
+    await mkdir(join(dir, STATE_FILE), { recursive: true });
+
+    const error = await stateError(open().load());
+
+    expect(error.message).toContain(`cannot read the state ${join(dir, STATE_FILE)}`);
+  });
+
+  it("removes temporary files of a write that never finished", async () => {
+    await mkdir(dir);
+    await writeFile(join(dir, `.${STATE_FILE}.123.abcdef.tmp`), '{"version": 1, "sa');
+
+    await open().load();
+
+    expect(await readdir(dir)).toEqual([LOCK_FILE]);
+  });
+});
+
+describe("the lock", () => {
+  it("stops a second store on the same folder, naming the holder, until the first closes", async () => {
+    const first = open();
+    await first.load();
+    const second = open();
+
+    const error = await stateError(second.load());
+    await first.close();
+
+    expect(error.message).toContain(`locked by process ${process.pid} on ${hostname()}`);
+    expect(error.message).toContain(join(dir, LOCK_FILE));
+    await expect(second.load()).resolves.toMatchObject({ version: 1 });
+  });
+
+  it("takes over the lock of a process that is gone", async () => {
+    const dead = spawnSync(process.execPath, ["-e", ""]).pid as number;
+    await mkdir(dir);
+    await writeFile(
+      join(dir, LOCK_FILE),
+      JSON.stringify({ pid: dead, hostname: hostname(), startedAt: "then", token: "t" }),
+    );
+    const store = open();
+
+    await store.save(withRecord(await store.load()));
+
+    expect(JSON.parse(await readFile(join(dir, LOCK_FILE), "utf8"))).toMatchObject({ pid: process.pid });
+  });
+
+  it("takes over a lock left by an earlier process with our own pid (a restarted container's pid 1)", async () => {
+    await mkdir(dir);
+    const earlier = {
+      pid: process.pid,
+      hostname: hostname(),
+      startedAt: "then",
+      processStartedAt: 1,
+      token: "t",
+    };
+    await writeFile(join(dir, LOCK_FILE), JSON.stringify(earlier));
+
+    await expect(open().load()).resolves.toMatchObject({ version: 1 });
+  });
+
+  it("respects a fresh lock from another host, and takes it over once it goes stale", async () => {
+    await mkdir(dir);
+    const lock = join(dir, LOCK_FILE);
+    await writeFile(lock, JSON.stringify({ pid: 1, hostname: "other-pod", startedAt: "then", token: "t" }));
+
+    const error = await stateError(open().load());
+    const old = new Date(Date.now() - 120_000);
+    await utimes(lock, old, old);
+
+    expect(error.message).toContain("locked by process 1 on other-pod");
+    await expect(open().load()).resolves.toMatchObject({ version: 1 });
+  });
+
+  it("refuses to save once another process has taken the lock over", async () => {
+    const store = open();
+    await store.load();
+    await writeFile(
+      join(dir, LOCK_FILE),
+      JSON.stringify({ pid: 1, hostname: "other-pod", startedAt: "now", token: "x" }),
+    );
+
+    const error = await stateError(store.save(withRecord(await store.load())));
+
+    expect(error.message).toContain("no longer holds the state lock");
+    expect(await readdir(dir)).toEqual([LOCK_FILE]);
+  });
+});
+
+describe("a read-only store (driftless plan beside a daemon)", () => {
+  it("loads a new state from a missing folder without creating anything", async () => {
+    const store = open({ readOnly: true });
+
+    const state = await store.load();
+
+    expect(state).toMatchObject({ version: 1, resources: {} });
+    await expect(stat(dir)).rejects.toThrow();
+  });
+
+  it("reads the state while another store holds the lock, and refuses to save", async () => {
+    const writer = open();
+    await writer.save(withRecord(await writer.load()));
+    const reader = open({ readOnly: true });
+
+    const state = await reader.load();
+    const error = await stateError(reader.save(state));
+
+    expect(state.resources["DataPipe/a"]).toEqual(sampleRecord("a"));
+    expect(error.message).toContain("read-only");
+  });
+});
