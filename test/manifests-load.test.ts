@@ -1,6 +1,6 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadManifests } from "../src/manifests/load.js";
 import { createGitSyncLayout } from "./helpers/git-sync-layout.js";
@@ -60,7 +60,15 @@ describe("loading a git-sync link", () => {
   });
 
   it("flags a pass superseded when the link moves while it reads", async () => {
-    const layout = await createGitSyncLayout(join(dir, "git"), tree("old", 1000));
+    const layout = await createGitSyncLayout(join(dir, "git"), {});
+    // Written in parallel: the helper writes one file at a time, which is slow for a big tree.
+    await Promise.all(
+      Object.entries(tree("old", 1500)).map(async ([file, text]) => {
+        const path = join(dir, "git", layout.revision, file);
+        await mkdir(dirname(path), { recursive: true });
+        await writeFile(path, text);
+      }),
+    );
 
     const [set] = await Promise.all([loadManifests(layout.link), layout.publish(tree("new", 1))]);
 
