@@ -1,0 +1,170 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { type EngineWorld, header, ids, startEngineWorld } from "./helpers/engine-world.js";
+
+/** Reverse private endpoints: created once, never blindly again; pipes wait for them. */
+
+const ROUTE = "/v1/organizations/{organizationId}/services/{serviceId}/datapipesReversePrivateEndpoints";
+
+const endpoint = (extra = "", description = "orders MSK") =>
+  `${header("ReversePrivateEndpoint", "orders-msk")}  organizationId: ${ids.organizationId}
+  serviceId: ${ids.serviceId}
+  description: ${description}
+  type: MSK_MULTI_VPC
+  mskClusterArn: arn:aws:kafka:eu-west-1:111122223333:cluster/orders/abc
+  mskAuthentication: SASL_IAM
+${extra}`;
+
+const kafkaPipe = `${header("DataPipe", "orders")}  organizationId: ${ids.organizationId}
+  serviceId: ${ids.serviceId}
+  dataPipeId: ${ids.kafkaPipeId}
+  name: orders
+  source:
+    kafka:
+      reversePrivateEndpoints: [orders-msk]
+`;
+
+describe("reverse private endpoints", () => {
+  let world: EngineWorld;
+  afterEach(() => world.close());
+  const posts = () => world.writes().filter((r) => r.route === ROUTE);
+  const statusOf = (result: { statuses: { kind: string; name: string }[] }, id: string) =>
+    result.statuses.find((s) => `${s.kind}/${s.name}` === id);
+
+  it("is created once across restarts, its id recorded", async () => {
+    world = await startEngineWorld();
+    await world.write("e.yaml", endpoint());
+
+    await world.apply();
+    await world.apply();
+    await world.apply();
+
+    expect(posts()).toHaveLength(1);
+    expect(world.sim.state.endpoints).toHaveLength(1);
+    const state = await world.state();
+    expect(state.resources["ReversePrivateEndpoint/orders-msk"]?.serverId).toBe(
+      world.sim.state.endpoints[0]?.id,
+    );
+    expect(state.resources["ReversePrivateEndpoint/orders-msk"]?.intent).toBeUndefined();
+  });
+
+  it("is Unknown after a dropped connection, is not created again, and is created when the operator allows it", async () => {
+    world = await startEngineWorld();
+    await world.write("e.yaml", endpoint());
+    world.sim.inject({ api: "management", method: "POST", route: ROUTE, kind: "drop" });
+
+    const first = await world.apply();
+    const second = await world.apply();
+
+    expect(statusOf(first, "ReversePrivateEndpoint/orders-msk")?.status).toBe("Unknown");
+    const message = statusOf(second, "ReversePrivateEndpoint/orders-msk")?.message ?? "";
+    expect(statusOf(second, "ReversePrivateEndpoint/orders-msk")?.status).toBe("Unknown");
+    expect(message).toContain("spec.id");
+    expect(message).toContain("--allow-create ReversePrivateEndpoint/orders-msk");
+    expect(posts()).toHaveLength(1);
+
+    const third = await world.apply({ allowCreate: ["ReversePrivateEndpoint/orders-msk"] });
+    const fourth = await world.apply();
+
+    expect(statusOf(third, "ReversePrivateEndpoint/orders-msk")?.status).toBe("Synced");
+    expect(fourth.ok).toBe(true);
+    expect(posts()).toHaveLength(2);
+  });
+
+  it("is Unknown after a crash between the POST and recording its id (an intent without id)", async () => {
+    world = await startEngineWorld();
+    await world.write("e.yaml", endpoint());
+    await world.apply();
+    const state = await world.state();
+    const record = state.resources["ReversePrivateEndpoint/orders-msk"];
+    if (!record) throw new Error("no record");
+    delete record.serverId;
+    record.intent = { action: "create", startedAt: "2026-01-01T00:00:00.000Z" };
+    const { writeFile } = await import("node:fs/promises");
+    await writeFile(`${world.stateDir}/state.json`, JSON.stringify(state));
+    world.sim.clearRequests();
+
+    const result = await world.apply();
+
+    expect(statusOf(result, "ReversePrivateEndpoint/orders-msk")?.status).toBe("Unknown");
+    expect(statusOf(result, "ReversePrivateEndpoint/orders-msk")?.message).toContain(
+      "2026-01-01T00:00:00.000Z",
+    );
+    expect(posts()).toEqual([]);
+  });
+
+  it("adopts an existing endpoint by spec.id without a request, and pipes use its id", async () => {
+    world = await startEngineWorld();
+    const existing = "0b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e";
+    world.sim.state.endpoints.push({
+      id: existing,
+      serviceId: ids.serviceId,
+      description: "made in the console",
+      type: "MSK_MULTI_VPC",
+      vpcEndpointServiceName: null,
+      vpcResourceConfigurationId: null,
+      vpcResourceShareArn: null,
+      mskClusterArn: "arn:aws:kafka:eu-west-1:111122223333:cluster/orders/abc",
+      mskAuthentication: "SASL_IAM",
+      endpointId: "vpce-console",
+      dnsNames: [],
+      privateDnsNames: [],
+      status: "Ready",
+    });
+    await world.write("e.yaml", endpoint(`  id: ${existing}\n`));
+    await world.write("p.yaml", kafkaPipe);
+
+    const result = await world.apply();
+
+    expect(result.statuses.filter((s) => s.status !== "Synced")).toEqual([]);
+    expect(posts()).toEqual([]);
+    const pipe = world.sim.state.pipes.find((p) => p.id === ids.kafkaPipeId);
+    expect(pipe?.source.kafka?.reversePrivateEndpointIds).toEqual([existing]);
+  });
+
+  it("reports a field change of a created endpoint as needing replacement and sends nothing", async () => {
+    world = await startEngineWorld();
+    await world.write("e.yaml", endpoint());
+    await world.apply();
+    world.sim.clearRequests();
+
+    await world.write("e.yaml", endpoint("", "a new description"));
+    const result = await world.apply();
+
+    expect(statusOf(result, "ReversePrivateEndpoint/orders-msk")?.status).toBe("Failed");
+    expect(statusOf(result, "ReversePrivateEndpoint/orders-msk")?.message).toContain("cannot be updated");
+    expect(world.writes()).toEqual([]);
+  });
+
+  it("makes the pipe wait while its endpoint is not Ready, then sends it the endpoint's id", async () => {
+    world = await startEngineWorld({ simulator: { endpointReadyAfterMs: 60_000 } });
+    await world.write("e.yaml", endpoint());
+    await world.write("p.yaml", kafkaPipe);
+
+    const first = await world.apply();
+    const second = await world.apply();
+
+    expect(statusOf(first, "DataPipe/orders")?.status).toBe("Pending");
+    expect(statusOf(first, "DataPipe/orders")?.message).toContain("ReversePrivateEndpoint/orders-msk");
+    expect(statusOf(second, "DataPipe/orders")?.status).toBe("Synced");
+    const pipePatches = world.writes().filter((r) => r.route?.endsWith("{dataPipeId}"));
+    expect(pipePatches.map((r) => r.body)).toEqual([
+      {
+        name: "orders",
+        source: { kafka: { reversePrivateEndpointIds: [world.sim.state.endpoints[0]?.id] } },
+      },
+    ]);
+  });
+
+  it("makes the pipe wait while its endpoint's create is Unknown", async () => {
+    world = await startEngineWorld();
+    await world.write("e.yaml", endpoint());
+    await world.write("p.yaml", kafkaPipe);
+    world.sim.inject({ api: "management", method: "POST", route: ROUTE, kind: "drop" });
+
+    const result = await world.apply();
+
+    expect(statusOf(result, "DataPipe/orders")?.status).toBe("Pending");
+    expect(statusOf(result, "DataPipe/orders")?.message).toContain("unknown outcome");
+    expect(world.writes().filter((r) => r.route?.endsWith("{dataPipeId}"))).toEqual([]);
+  });
+});

@@ -1,0 +1,108 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type EngineWorld, header, ids, startEngineWorld } from "./helpers/engine-world.js";
+
+/** Organization privateEndpoints and postgres tableMappings: only what driftless added is ever removed. */
+
+const org = (entries: string[]) =>
+  `${header("Organization", "acme")}  organizationId: ${ids.organizationId}
+  name: Acme Analytics
+  privateEndpoints:${entries.length === 0 ? " []" : ""}
+${entries.map((id) => `    - {id: ${id}, description: "${id} desc"}`).join("\n")}
+`;
+
+const pipe = (tables: string[]) =>
+  `${header("DataPipe", "customers")}  organizationId: ${ids.organizationId}
+  serviceId: ${ids.serviceId}
+  dataPipeId: ${ids.postgresPipeId}
+  name: customers from postgres
+  source:
+    postgres:
+      tableMappings:${tables.length === 0 ? " []" : ""}
+${tables.map((t) => `        - {sourceSchemaName: public, sourceTable: ${t}, targetTable: ${t}}`).join("\n")}
+`;
+
+describe("three-way lists", () => {
+  let world: EngineWorld;
+  const liveEndpoints = () => world.sim.state.organizations[0]?.privateEndpoints.map((e) => e.id);
+  const liveTables = () =>
+    world.sim.state.pipes
+      .find((p) => p.id === ids.postgresPipeId)
+      ?.source.postgres?.tableMappings.map((m) => m.sourceTable);
+
+  beforeEach(async () => {
+    world = await startEngineWorld();
+  });
+  afterEach(() => world.close());
+
+  it("removes only the private endpoints it added, never one added out-of-band or found on first contact", async () => {
+    // pe-console-1 is in the platform before driftless; the manifest lists it too.
+    await world.write("org.yaml", org([ids.consoleEndpointId, "vpce-a", "vpce-b"]));
+    await world.apply();
+    world.sim.state.organizations[0]?.privateEndpoints.push({ id: "pe-out-of-band", description: "console" });
+    world.sim.clearRequests();
+
+    await world.write("org.yaml", org([]));
+    const result = await world.apply();
+
+    expect(result.ok).toBe(true);
+    expect(world.writes().map((r) => r.body)).toEqual([
+      {
+        privateEndpoints: {
+          remove: [
+            { id: "vpce-a", description: "vpce-a desc" },
+            { id: "vpce-b", description: "vpce-b desc" },
+          ],
+        },
+      },
+    ]);
+    expect(liveEndpoints()).toEqual([ids.consoleEndpointId, "pe-out-of-band"]);
+  });
+
+  it("adds a new entry and later removes only that one, across separate applies", async () => {
+    await world.write("org.yaml", org(["vpce-a"]));
+    await world.apply();
+    world.sim.clearRequests();
+
+    await world.write("org.yaml", org(["vpce-a", "vpce-c"]));
+    await world.apply();
+    await world.write("org.yaml", org(["vpce-c"]));
+    await world.apply();
+
+    expect(world.writes().map((r) => r.body)).toEqual([
+      { privateEndpoints: { add: [{ id: "vpce-c", description: "vpce-c desc" }] } },
+      { privateEndpoints: { remove: [{ id: "vpce-a", description: "vpce-a desc" }] } },
+    ]);
+    expect(liveEndpoints()).toEqual([ids.consoleEndpointId, "vpce-c"]);
+  });
+
+  it("removes only the table mappings it added; one added out-of-band and the one found first stay", async () => {
+    await world.write("pipe.yaml", pipe(["customers", "addresses", "orders"]));
+    await world.apply();
+    world.sim.state.pipes
+      .find((p) => p.id === ids.postgresPipeId)
+      ?.source.postgres?.tableMappings.push({
+        sourceSchemaName: "public",
+        sourceTable: "invoices",
+        targetTable: "invoices",
+      });
+    world.sim.clearRequests();
+
+    await world.write("pipe.yaml", pipe(["orders"]));
+    await world.apply();
+
+    expect(world.writes().map((r) => r.body)).toEqual([
+      {
+        source: {
+          postgres: {
+            tableMappingsToRemove: [
+              { sourceSchemaName: "public", sourceTable: "addresses", targetTable: "addresses" },
+            ],
+          },
+        },
+      },
+    ]);
+    expect(liveTables()).toEqual(["customers", "orders", "invoices"]);
+    const state = await world.state();
+    expect(state.resources["DataPipe/customers"]?.owned?.tableMappings).toEqual(["public.orders -> orders"]);
+  });
+});
