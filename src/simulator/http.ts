@@ -71,6 +71,8 @@ export type ApiServerOptions<Caller> = {
   newRequestId(): string | undefined;
   faults: FaultBook;
   requests: RecordedRequest[];
+  /** Called after a request reached the platform (whatever its answer), e.g. to save the state. */
+  onHandled?(method: string): void;
   logger: Logger | undefined;
 };
 
@@ -218,12 +220,16 @@ export async function startApiServer<Caller>(options: ApiServerOptions<Caller>, 
     }
     if (fault?.kind === "drop" || fault?.kind === "hang") {
       // With `applied`, the platform does the work and only the answer is lost: an unknown outcome.
-      if (fault.applied) decide();
+      if (fault.applied) {
+        decide();
+        options.onHandled?.(method);
+      }
       logger?.debug({ api, method, route: recorded.route, fault: fault.kind }, "simulator lost the answer");
       if (fault.kind === "drop") request.socket.destroy();
       return;
     }
     send(decide());
+    options.onHandled?.(method);
   }
 
   const server = createServer((request, response) => {

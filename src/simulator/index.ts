@@ -8,6 +8,7 @@ import { type RecordedRequest, startApiServer } from "./http.js";
 import { authenticateKey, managementErrorBody, managementRoutes } from "./management.js";
 import type { ApiKey, Backup, FixtureInput, PlatformState } from "./model.js";
 import { authenticateToken, observabilityErrorBody, observabilityRoutes } from "./observability.js";
+import { loadPersisted, savePersisted } from "./persist.js";
 import { createRateLimiter, type RateLimit } from "./rate-limit.js";
 
 /**
@@ -44,6 +45,12 @@ export type SimulatorOptions = {
   alertScript?: AlertStep[];
   /** When set, every service gets a new backup this often (they appear over time). */
   backupEveryMs?: number;
+  /**
+   * A JSON file that keeps the platform between runs: loaded at start when it exists (instead of the
+   * fixture, whose credentials still apply), saved after every write and on close. Never holds a
+   * credential. Default: nothing is kept.
+   */
+  stateFile?: string;
   /** Receives one debug line per request (never headers or bodies) and handler failures. */
   logger?: Logger;
 };
@@ -73,15 +80,30 @@ export const DEFAULT_RATE_LIMITS = {
   observability: { requests: 100, windowMs: 60_000 },
 } as const;
 
-function initialState(fixture: SimulatorOptions["fixture"]): PlatformState {
-  if (typeof fixture === "string") return loadFixture(fixture);
-  return parseFixture(fixture ?? defaultFixture(), "given to startSimulator");
+function initialState({ fixture, stateFile }: SimulatorOptions): PlatformState {
+  const initial =
+    typeof fixture === "string"
+      ? loadFixture(fixture)
+      : parseFixture(fixture ?? defaultFixture(), "given to startSimulator");
+  return stateFile ? loadPersisted(stateFile, initial) : initial;
 }
 
 /** Starts both APIs; throws ConfigError for a bad fixture, and the listen error for a busy port. */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const host = options.host ?? "127.0.0.1";
-  const state = initialState(options.fixture);
+  const state = initialState(options);
+  const save = () => {
+    if (!options.stateFile) return;
+    try {
+      savePersisted(options.stateFile, state);
+    } catch (error) {
+      // The platform answered already; a state file that cannot be written only costs the next run.
+      options.logger?.error({ err: error, file: options.stateFile }, "simulator cannot save its state");
+    }
+  };
+  const saveAfter = (method: string) => {
+    if (method !== "GET") save();
+  };
   const requests: RecordedRequest[] = [];
   const faults = createFaultBook(seededRandom(options.seed ?? 1));
   const timers = new Set<NodeJS.Timeout>();
@@ -136,6 +158,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       newRequestId: randomUUID,
       faults,
       requests,
+      onHandled: saveAfter,
       logger: options.logger,
     },
     host,
@@ -152,6 +175,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       newRequestId: () => undefined,
       faults,
       requests,
+      onHandled: saveAfter,
       logger: options.logger,
     },
     host,
@@ -203,6 +227,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
       await Promise.all([management.close(), observability.close()]);
+      save();
     },
   };
 }

@@ -1,0 +1,54 @@
+import { mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { defaultIds as ids, startSimulator } from "../src/simulator/index.js";
+
+const authorization = `Basic ${Buffer.from(`${ids.managementKeyId}:${ids.managementKeySecret}`).toString("base64")}`;
+const endpoints = `/v1/organizations/${ids.organizationId}/services/${ids.serviceId}/datapipesReversePrivateEndpoints`;
+
+describe("simulator state file", () => {
+  it("keeps what one run created for the next run, and no credential in the file", async () => {
+    const stateFile = join(await mkdtemp(join(tmpdir(), "driftless-sim-state-")), "nested", "platform.json");
+    const first = await startSimulator({ stateFile, endpointReadyAfterMs: 0 });
+    const created = await fetch(`${first.managementUrl}${endpoints}`, {
+      method: "POST",
+      headers: { authorization, "content-type": "application/json" },
+      body: JSON.stringify({
+        description: "kept",
+        type: "VPC_ENDPOINT_SERVICE",
+        vpcEndpointServiceName: "svc",
+      }),
+    });
+    const endpointId = (await created.json()).result.id;
+    await first.close();
+
+    const second = await startSimulator({ stateFile });
+    const patched = await fetch(
+      `${second.managementUrl}/v1/organizations/${ids.organizationId}/services/${ids.serviceId}/datapipes/${ids.kafkaPipeId}`,
+      {
+        method: "PATCH",
+        headers: { authorization, "content-type": "application/json" },
+        body: JSON.stringify({ source: { kafka: { reversePrivateEndpointIds: [endpointId] } } }),
+      },
+    );
+    await second.close();
+    const saved = await readFile(stateFile, "utf8");
+
+    expect(patched.status).toBe(200);
+    expect(second.state.endpoints.map((e) => e.id)).toEqual([endpointId]);
+    expect(saved).toContain(endpointId);
+    expect(saved).not.toContain("sim-management-secret");
+    expect(saved).not.toContain("sim-observability-token");
+  });
+
+  it("starts from the fixture when the file does not exist yet", async () => {
+    const stateFile = join(await mkdtemp(join(tmpdir(), "driftless-sim-state-")), "platform.json");
+
+    const sim = await startSimulator({ stateFile });
+    const pipes = sim.state.pipes.length;
+    await sim.close();
+
+    expect(pipes).toBe(4);
+  });
+});
