@@ -1,6 +1,148 @@
+import { Registry } from "prom-client";
 import type { Config } from "../config.js";
+import { startDaemon } from "../daemon/daemon.js";
+import { loadKubeConfig, namespaceOf } from "../leader/kubernetes-client.js";
+import { type Leadership, soleLeader } from "../leader/leadership.js";
+import { createLeaseLeadership } from "../leader/lease.js";
+import { loadManifests } from "../manifests/load.js";
+import { createReconciler } from "../reconcile/engine.js";
+import type { StateStore } from "../state/store.js";
+import { createLogger, type Logger } from "../telemetry/logger.js";
+import { createMetrics } from "../telemetry/metrics.js";
+import { VERSION } from "../version.js";
 import type { Io } from "./io.js";
+import { createPlatform, createStateStore } from "./platform.js";
 
-export async function runCommand(_config: Config, _io: Io): Promise<number> {
-  throw new Error("run: placeholder until the daemon lands");
+/**
+ * How long a running pass gets after SIGTERM/SIGINT to finish its in-flight requests and record them;
+ * below Kubernetes' default 30 s grace period, so the state is saved before a SIGKILL.
+ */
+const SHUTDOWN_GRACE_MS = 20_000;
+
+/**
+ * `driftless run`: builds the daemon's parts from the Config, runs until SIGTERM or SIGINT, then stops
+ * taking work, lets the running pass end, releases the lease, closes the state store and returns 0.
+ * Throws (exit 1) when it cannot start: a bad setting, a busy address, a locked or corrupt state.
+ */
+export async function runCommand(config: Config, io: Io): Promise<number> {
+  const logger = createLogger(config.logLevel);
+  const registry = new Registry();
+  const metrics = createMetrics(registry);
+  const cleanups: Array<() => Promise<void>> = [];
+  const cleanUp = async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) {
+      await cleanup().catch((error) => logger.warn({ err: error }, "shutdown step failed"));
+    }
+  };
+
+  try {
+    const platform = await createPlatform(config, { logger, metrics, warn: io.err });
+    cleanups.push(() => platform.close());
+    const store = createStateStore(config, { logger });
+    cleanups.push(() => store.close());
+    const leadership = createLeadership(config, logger, metrics);
+    cleanups.push(() => leadership.stop());
+    // Without election this process is the only writer: a locked or corrupt state stops it now.
+    if (!config.leaderElect) await store.load();
+
+    const daemon = await startDaemon({
+      settings: {
+        manifests: config.manifests,
+        listen: config.listen,
+        reconcileSchedule: config.reconcileSchedule,
+        pollSchedule: config.pollSchedule,
+        reassertSchedule: config.reassertSchedule,
+        ...(config.webhookToken ? { webhookToken: config.webhookToken } : {}),
+      },
+      reconciler: createReconciler({
+        manifests: config.manifests,
+        store,
+        send: platform.send,
+        secrets: { env: io.env, secretsDir: config.secretsDir },
+        logger,
+        managementKeyId: platform.managementKeyId,
+      }),
+      leadership,
+      loadManifests: async () => (await loadWatched(config.manifests)).manifests,
+      tileIdsOf: tileIdsFrom(store),
+      observability: platform.observability,
+      management: platform.management,
+      registry,
+      metrics,
+      logger,
+    });
+    logger.info(
+      {
+        version: VERSION,
+        manifests: config.manifests,
+        reconcileSchedule: config.reconcileSchedule,
+        pollSchedule: config.pollSchedule,
+        reassertSchedule: config.reassertSchedule,
+        webhook: config.webhookToken !== undefined,
+        leaderElect: config.leaderElect,
+        simulator: platform.simulator !== undefined,
+      },
+      "driftless run started",
+    );
+
+    const signal = await nextSignal();
+    logger.info(
+      { signal, graceMs: SHUTDOWN_GRACE_MS },
+      "shutting down: no new work, finishing the running pass",
+    );
+    const ended = await daemon.stop(SHUTDOWN_GRACE_MS);
+    if (!ended) logger.warn({ graceMs: SHUTDOWN_GRACE_MS }, "the running pass did not end in time");
+    await cleanUp();
+    logger.info("stopped");
+    return 0;
+  } finally {
+    await cleanUp();
+  }
+}
+
+function createLeadership(
+  config: Config,
+  logger: Logger,
+  metrics: ReturnType<typeof createMetrics>,
+): Leadership {
+  if (!config.leaderElect) return soleLeader();
+  const kubeConfig = loadKubeConfig();
+  return createLeaseLeadership({
+    kubeConfig,
+    namespace: namespaceOf(kubeConfig, config.namespace),
+    logger: logger.child({ component: "leader" }),
+    metrics,
+  });
+}
+
+/** The manifests for a poll, read again when git-sync swapped the link while they were read. */
+async function loadWatched(dir: string) {
+  let set = await loadManifests(dir);
+  for (let again = 0; set.superseded && again < 2; again++) set = await loadManifests(dir);
+  return set;
+}
+
+/**
+ * Tile ids of a Dashboard from the state store. The state is read once per poll round at most (a
+ * round asks for every AlertWatch that names a dashboard), so a Kubernetes store sees one GET.
+ */
+function tileIdsFrom(store: StateStore): (dashboard: string) => Promise<Record<string, string> | undefined> {
+  let cached: { at: number; state: ReturnType<StateStore["load"]> } | undefined;
+  return async (dashboard) => {
+    if (!cached || Date.now() - cached.at > 1_000) cached = { at: Date.now(), state: store.load() };
+    const state = await cached.state.catch(() => undefined);
+    return state?.resources[`Dashboard/${dashboard}`]?.tileIds;
+  };
+}
+
+function nextSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const on = (signal: NodeJS.Signals) => {
+      process.off("SIGTERM", on);
+      process.off("SIGINT", on);
+      resolve(signal);
+    };
+    process.on("SIGTERM", on);
+    process.on("SIGINT", on);
+  });
 }

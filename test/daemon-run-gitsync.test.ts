@@ -1,0 +1,96 @@
+import { describe, expect, it } from "vitest";
+import {
+  apiKey,
+  files,
+  KEY_ROUTE,
+  metricsOf,
+  passesFinished,
+  statusOf,
+  until,
+  useDaemonRun,
+  WATCHES,
+  WEBHOOK_TOKEN,
+} from "./helpers/daemon-run.js";
+
+/**
+ * `driftless run` as a real process on a git-sync layout, against the simulator in this process: what
+ * reaches the platform when revisions land, by watch and by webhook, and when one is broken.
+ * Needs dist/ built (npm test builds first).
+ */
+
+const run = useDaemonRun();
+
+describe("driftless run on a git-sync layout", () => {
+  it("sends the change of a new revision after git-sync swaps the link and deletes the old worktree", async () => {
+    const d = await run.start();
+    await d.waitForLog((l) => l.msg === "pass finished");
+    const before = run.keyPatches().length;
+
+    const revision = await run.layout.publish(files("ci-deployer-renamed"));
+
+    const patch = await until(() =>
+      run.keyPatches().find((r) => (r.body as { name?: string }).name === "ci-deployer-renamed"),
+    );
+    const shown = await until(async () => {
+      const body = await statusOf(d);
+      return body.revision === revision ? body : undefined;
+    });
+    expect(before).toBeGreaterThanOrEqual(0);
+    expect(patch.body).toEqual({ name: "ci-deployer-renamed" });
+    expect(shown.resources).toContainEqual(
+      expect.objectContaining({ kind: "ApiKey", name: "ci-deployer", status: "Synced", lastError: null }),
+    );
+    expect(await metricsOf(d)).toContain(`driftless_source_revision_info{revision="${revision}"} 1`);
+  });
+
+  it("starts a pass on POST /hooks/sync with the right token only", async () => {
+    const d = await run.start();
+    await d.waitForLog((l) => l.msg === "pass finished");
+    const passes = passesFinished(d);
+
+    const wrong = await fetch(`${d.url}/hooks/sync/not-the-token`, { method: "POST" });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const passesAfterWrong = passesFinished(d);
+    const right = await fetch(`${d.url}/hooks/sync/${WEBHOOK_TOKEN}`, {
+      method: "POST",
+      headers: { "gitsync-hash": run.layout.revision },
+    });
+    await d.waitForLog((l) => l.msg === "pass finished" && l.trigger === "webhook");
+
+    expect(wrong.status).toBe(401);
+    expect(passesAfterWrong).toBe(passes);
+    expect(right.status).toBe(202);
+    expect(d.stderr()).not.toContain(WEBHOOK_TOKEN);
+  });
+
+  it("leaves everything as it was on a broken commit, shows the errors, and applies the next good one", async () => {
+    const d = await run.start();
+    await d.waitForLog((l) => l.msg === "pass finished");
+    const patchesBefore = run.keyPatches().length;
+
+    const broken = await run.layout.publish({
+      "keys/ci-deployer.yaml": `${apiKey("should-never-be-sent")}  roles: [developer\n`,
+      "watches.yaml": WATCHES,
+    });
+    const afterBroken = await until(async () => {
+      const body = await statusOf(d);
+      return body.revision === broken ? body : undefined;
+    });
+    const metricsBroken = await metricsOf(d);
+    const patchesAfterBroken = run.keyPatches().length;
+    await run.layout.publish(files("fixed-name"));
+    const fixed = await until(() =>
+      run.keyPatches().find((r) => (r.body as { name?: string }).name === "fixed-name"),
+    );
+
+    expect(patchesAfterBroken).toBe(patchesBefore);
+    expect(metricsBroken).toMatch(/^driftless_manifest_errors [1-9]\d*$/m);
+    expect(afterBroken.resources).toContainEqual(
+      expect.objectContaining({ kind: "ApiKey", status: "Invalid" }),
+    );
+    expect(fixed.body).toEqual({ name: "fixed-name" });
+    expect(
+      run.simulator.requests.some((r) => JSON.stringify(r.body ?? "").includes("should-never-be-sent")),
+    ).toBe(false);
+  });
+});

@@ -1,0 +1,114 @@
+import { spawnSync } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { files, ids, KEY_ROUTE, metricsOf, until, useDaemonRun } from "./helpers/daemon-run.js";
+
+/**
+ * `driftless run` as a real process: readiness, the metrics exposition, polls following the simulator,
+ * and shutdown on SIGTERM. Needs dist/ built (npm test builds first).
+ */
+
+/** Every metric name PRODUCT.md fixes. */
+const PRODUCT_METRICS = [
+  "driftless_reconcile_total",
+  "driftless_reconcile_duration_seconds",
+  "driftless_resources",
+  "driftless_manifest_errors",
+  "driftless_api_requests_total",
+  "driftless_api_request_duration_seconds",
+  "driftless_alert_state",
+  "driftless_backup_last_finished_timestamp_seconds",
+  "driftless_backup_stale",
+  "driftless_last_success_timestamp_seconds",
+  "driftless_source_revision_info",
+];
+
+const run = useDaemonRun();
+
+describe("driftless run, observed", () => {
+  it("is not ready until the first pass has finished", async () => {
+    run.simulator.inject({ api: "management", route: KEY_ROUTE, kind: "latency", ms: 1_500 });
+    const d = await run.start();
+
+    const before = await fetch(`${d.url}/readyz`);
+    await d.waitForLog((l) => l.msg === "pass finished");
+    const after = await fetch(`${d.url}/readyz`);
+
+    expect(before.status).toBe(503);
+    expect(after.status).toBe(200);
+  });
+
+  it("exposes every metric PRODUCT.md names, in valid exposition format", async () => {
+    const d = await run.start();
+    await d.waitForLog((l) => l.msg === "pass finished");
+    await until(async () => ((await metricsOf(d)).includes("driftless_alert_state{") ? true : undefined));
+
+    const text = await metricsOf(d);
+    const names = new Set(
+      text
+        .split("\n")
+        .filter((line) => line.startsWith("# TYPE "))
+        .map((line) => line.split(" ")[2]),
+    );
+    const promtool = spawnSync("promtool", ["check", "metrics"], { input: text, encoding: "utf8" });
+
+    const samples = text.split("\n").filter((line) => line && !line.startsWith("#"));
+    const malformed = samples.filter(
+      (line) =>
+        !/^[a-zA-Z_:][a-zA-Z0-9_:]*(\{(\w+="(?:[^"\\]|\\.)*",?)*\})? (-?[0-9.]+(e[+-]?\d+)?|NaN|[+-]Inf)$/.test(
+          line,
+        ),
+    );
+
+    expect(malformed).toEqual([]);
+    for (const name of PRODUCT_METRICS) expect(names, name).toContain(name);
+    expect(text).toMatch(
+      /^driftless_api_requests_total\{api="management",method="PATCH",route="\/v1\/organizations\/\{organizationId\}\/keys\/\{keyId\}",code="200"\} \d+$/m,
+    );
+    // prom-client's own default gauges end in _total (nodejs_active_handles_total...); promtool lints
+    // them (exit 3). Anything else it finds, or a parse error (exit 1), fails.
+    const lint = `${promtool.stdout}${promtool.stderr}`
+      .split("\n")
+      .filter((line) => line.trim() && !/^driftless_nodejs_active_\w+_total non-counter/.test(line));
+    if (!promtool.error) expect([0, 3], lint.join("\n")).toContain(promtool.status);
+    if (!promtool.error) expect(lint).toEqual([]);
+  });
+
+  it("follows the alert's state and the newest backup in its metrics", async () => {
+    const d = await run.start();
+    await until(async () => ((await metricsOf(d)).includes('state="OK"} 1') ? true : undefined));
+
+    run.simulator.setAlertState(ids.alertId, "ALERT");
+    const backup = run.simulator.addBackup(ids.serviceId);
+
+    const text = await until(async () => {
+      const t = await metricsOf(d);
+      return t.includes('state="ALERT"} 1') && t.includes(`${Date.parse(backup.finishedAt) / 1000}`)
+        ? t
+        : undefined;
+    });
+    expect(text).not.toContain('state="OK"');
+    expect(text).toContain(
+      `driftless_backup_stale{organization="${ids.organizationId}",service="${ids.serviceId}"} 0`,
+    );
+  });
+
+  it("on SIGTERM during a pass, lets the in-flight request finish, saves the state and exits 0", async () => {
+    const d = await run.start();
+    await d.waitForLog((l) => l.msg === "pass finished");
+    run.simulator.inject({ api: "management", route: KEY_ROUTE, kind: "latency", ms: 1_000 });
+
+    await run.layout.publish(files("renamed-before-shutdown"));
+    await until(() =>
+      run.simulator.requests.find((r) => r.method === "PATCH" && r.route === KEY_ROUTE && r.status === 0),
+    );
+    const code = await d.stop("SIGTERM");
+    const state = JSON.parse(await readFile(join(run.root, "state", "state.json"), "utf8"));
+
+    expect(code).toBe(0);
+    expect(JSON.stringify(state.resources["ApiKey/ci-deployer"].applied)).toContain(
+      "renamed-before-shutdown",
+    );
+  });
+});
