@@ -1,0 +1,144 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { isStateError } from "../src/errors.js";
+import { createFileStore, type FileStore, STATE_FILE } from "../src/state/file-store.js";
+
+/**
+ * The file store across real processes: the lock between two of them, and a process killed in the
+ * middle of writing. The child processes run the built store (dist/, from `npx tsc -p .`).
+ */
+
+const built = resolve("dist/state/file-store.js");
+const RECORDS = 2000;
+
+/** A child process running `body` with `createFileStore` imported and `dir` set. */
+function child(dir: string, body: string): ChildProcess {
+  const code = `import { createFileStore } from ${JSON.stringify(pathToFileURL(built).href)};
+const dir = ${JSON.stringify(dir)};
+${body}`;
+  return spawn(process.execPath, ["--input-type=module", "-e", code], { stdio: ["ignore", "pipe", "pipe"] });
+}
+
+/** Resolves with the child's stdout once it contains `text`; rejects if the child exits first. */
+function output(process: ChildProcess, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let seen = "";
+    let errors = "";
+    process.stdout?.on("data", (chunk) => {
+      seen += chunk;
+      if (seen.includes(text)) resolve(seen);
+    });
+    process.stderr?.on("data", (chunk) => {
+      errors += chunk;
+    });
+    process.on("exit", (code) =>
+      reject(new Error(`child exited ${code} before "${text}": ${seen}${errors}`)),
+    );
+  });
+}
+
+function exited(process: ChildProcess): Promise<{ code: number | null; stderr: string }> {
+  let stderr = "";
+  process.stderr?.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  return new Promise((resolve) => process.on("exit", (code) => resolve({ code, stderr })));
+}
+
+async function kill(process: ChildProcess): Promise<void> {
+  if (process.exitCode !== null || process.signalCode !== null) return;
+  const gone = new Promise((resolve) => process.once("exit", resolve));
+  process.kill("SIGKILL");
+  await gone;
+}
+
+let root: string;
+const children: ChildProcess[] = [];
+const stores: FileStore[] = [];
+beforeAll(() => {
+  if (!existsSync(built)) throw new Error(`${built} is missing: run \`npx tsc -p .\` (npm test does) first`);
+});
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), "driftless-processes-"));
+});
+afterEach(async () => {
+  for (const process of children.splice(0)) await kill(process);
+  for (const store of stores.splice(0)) await store.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+describe("the lock between two processes", () => {
+  it("stops this process while another holds the folder, naming its pid; a killed holder's lock is taken over", async () => {
+    const holder = child(
+      root,
+      `await createFileStore(dir).load(); console.log("locked"); setInterval(() => {}, 1000);`,
+    );
+    children.push(holder);
+    await output(holder, "locked");
+    const store = createFileStore(root);
+    stores.push(store);
+
+    const refused = await store.load().catch((error: unknown) => error);
+    await kill(holder);
+
+    expect(isStateError(refused)).toBe(true);
+    expect((refused as Error).message).toContain(`locked by process ${holder.pid} `);
+    await expect(store.load()).resolves.toMatchObject({ version: 1 });
+  });
+
+  it("makes the second process fail with a clear error while this one holds the folder", async () => {
+    const store = createFileStore(root);
+    stores.push(store);
+    await store.load();
+
+    const second = child(
+      root,
+      `try { await createFileStore(dir).load(); } catch (error) { console.error(error.name + ": " + error.message); process.exit(1); }`,
+    );
+    children.push(second);
+    const { code, stderr } = await exited(second);
+
+    expect(code).toBe(1);
+    expect(stderr).toContain(`StateError: the state is locked by process ${process.pid} `);
+  });
+});
+
+describe("a process killed while writing", () => {
+  it("never leaves a torn state: the next process loads the last complete save", async () => {
+    for (let round = 1; round <= 6; round++) {
+      const writer = child(
+        root,
+        `const store = createFileStore(dir);
+const state = await store.load();
+for (let generation = 1; ; generation++) {
+  const resources = {};
+  for (let i = 0; i < ${RECORDS}; i++) {
+    resources["DataPipe/p" + i] = { kind: "DataPipe", name: "p" + i, applied: { generation, padding: "x".repeat(200) } };
+  }
+  await store.save({ ...state, resources });
+  if (generation === 1) console.log("saved");
+}`,
+      );
+      children.push(writer);
+      await output(writer, "saved");
+      await new Promise((resolve) => setTimeout(resolve, 20 + Math.random() * 200));
+      await kill(writer);
+
+      const store = createFileStore(root);
+      const state = await store.load();
+      await store.close();
+
+      const records = Object.values(state.resources);
+      const generations = new Set(records.map((record) => record.applied?.generation));
+      expect(records).toHaveLength(RECORDS);
+      expect(generations.size).toBe(1);
+    }
+    expect((await readdir(root)).filter((name) => name.endsWith(".tmp"))).toEqual([]);
+    expect(await readdir(root)).toContain(STATE_FILE);
+  });
+});
