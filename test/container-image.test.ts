@@ -1,0 +1,243 @@
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+
+/**
+ * No Docker engine runs here, so this performs the Dockerfile's production steps in a clean folder
+ * standing in for the image's /app: the `deps` stage's commands verbatim (production dependencies
+ * from the lockfile), the runtime stage's copies, then the image's ENTRYPOINT and CMD. Needs the
+ * built dist/ (`npx tsc -p .`; `npm test` builds).
+ */
+
+const repo = fileURLToPath(new URL("..", import.meta.url));
+
+type Instruction = { op: string; args: string };
+type Stage = { from: string; name?: string; instructions: Instruction[] };
+
+/** The Dockerfile's stages: comments dropped, continuation lines joined. */
+function dockerfileStages(text: string): Stage[] {
+  const logical = text
+    .replace(/\\\n/g, " ")
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line && !line.startsWith("#"));
+  const stages: Stage[] = [];
+  for (const line of logical) {
+    const [op = "", ...rest] = line.split(/\s+/);
+    const args = rest.join(" ");
+    if (op.toUpperCase() === "FROM") {
+      const [from = "", , name] = args.split(/\s+/);
+      stages.push({ from, name, instructions: [] });
+      continue;
+    }
+    stages.at(-1)?.instructions.push({ op: op.toUpperCase(), args });
+  }
+  return stages;
+}
+
+const stages = dockerfileStages(readFileSync(join(repo, "Dockerfile"), "utf8"));
+const deps = stages.find((stage) => stage.name === "deps");
+const runtime = stages.at(-1);
+const execForm = (op: string) =>
+  JSON.parse(runtime?.instructions.find((i) => i.op === op)?.args ?? "[]") as string[];
+/** The image's command line with /app standing for the folder under test, tini left out (not here). */
+function imageCommand(app: string, cmd: string[] = execForm("CMD")): string[] {
+  const entrypoint = execForm("ENTRYPOINT");
+  const afterInit = entrypoint.slice(entrypoint.indexOf("--") + 1);
+  return [...afterInit, ...cmd].map((arg) => arg.replace(/^\/app\//, `${app}/`));
+}
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: "utf8" }).sort();
+}
+
+describe("the container image's recipe", () => {
+  let work: string;
+  let app: string;
+  let install: ReturnType<typeof spawnSync>;
+
+  beforeAll(() => {
+    work = mkdtempSync(join(tmpdir(), "driftless-image-"));
+    app = join(work, "app");
+    mkdirSync(app);
+    // The deps stage: its COPY of the manifest and lockfile, then its RUN lines as written.
+    for (const instruction of deps?.instructions ?? []) {
+      if (instruction.op === "COPY") {
+        for (const file of instruction.args.split(/\s+/).slice(0, -1))
+          cpSync(join(repo, file), join(app, file));
+      }
+      if (instruction.op === "RUN") {
+        install = spawnSync("sh", ["-c", instruction.args], {
+          cwd: app,
+          // The npm cache stands in for the registry where it can.
+          env: { ...process.env, npm_config_prefer_offline: "true" },
+          encoding: "utf8",
+        });
+        if (install.status !== 0) return;
+      }
+    }
+    // The runtime stage's copies: the compiled CLI and package.json (its "type": "module").
+    cpSync(join(repo, "dist"), join(app, "dist"), { recursive: true });
+    cpSync(join(repo, "package.json"), join(app, "package.json"));
+  });
+
+  afterAll(() => {
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it("builds on a pinned Node 24 image, runs as a non-root numeric user, starts `driftless run`", () => {
+    const bases = stages.map((stage) => stage.from);
+    const nodeVersion = /^ARG NODE_VERSION=(\S+)$/m.exec(readFileSync(join(repo, "Dockerfile"), "utf8"))?.[1];
+    const user = runtime?.instructions.findLast((i) => i.op === "USER")?.args;
+
+    expect(nodeVersion).toMatch(/^24\.\d+\.\d+$/);
+    expect(new Set(bases)).toEqual(new Set(["node:${NODE_VERSION}-bookworm-slim"]));
+    expect(user).toMatch(/^[1-9]\d*:[1-9]\d*$/);
+    expect(execForm("ENTRYPOINT")).toEqual(["/usr/bin/tini", "--", "node", "/app/dist/cli.js"]);
+    expect(execForm("CMD")).toEqual(["run"]);
+  });
+
+  it("installs production dependencies only, from the lockfile", () => {
+    const installed = readdirSync(join(app, "node_modules"));
+
+    expect(install.stderr).not.toMatch(/npm error/);
+    expect(install.status).toBe(0);
+    expect(installed).toEqual(expect.arrayContaining(["pino", "prom-client", "zod", "commander"]));
+    expect(installed).not.toContain("typescript");
+    expect(installed).not.toContain("vitest");
+  });
+
+  it("prints the CLI's help", () => {
+    const [command = "node", ...args] = imageCommand(app, ["--help"]);
+
+    const help = spawnSync(command, args, { cwd: app, encoding: "utf8", env: { PATH: process.env.PATH } });
+
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/Usage: driftless/);
+    expect(help.stdout).toMatch(/\brun\b/);
+  });
+
+  it("runs the daemon against the built-in simulator, answers /healthz and /metrics, stops cleanly on SIGTERM", async () => {
+    const state = join(work, "state");
+    const tmp = join(work, "tmp");
+    mkdirSync(state);
+    mkdirSync(tmp);
+    const before = filesUnder(app);
+    const [command = "node", ...args] = imageCommand(app);
+    const daemon = startLogged(command, args, {
+      PATH: process.env.PATH ?? "",
+      NODE_ENV: "production",
+      HOME: tmp,
+      TMPDIR: tmp,
+      DRIFTLESS_STATE_DIR: state,
+      DRIFTLESS_LISTEN: "127.0.0.1:0",
+      DRIFTLESS_MANIFESTS: join(repo, "examples"),
+      DRIFTLESS_SECRETS_DIR: join(repo, "examples", "secrets"),
+      EXAMPLE_KAFKA_PASSWORD: "demo-kafka-password",
+    });
+
+    try {
+      const address = await daemon.address;
+      const health = await poll(`http://${address}/healthz`, 200);
+      const metrics = await (await fetch(`http://${address}/metrics`)).text();
+      const code = await daemon.stop();
+
+      expect(health).toBe(200);
+      expect(metrics).toMatch(/^driftless_reconcile_total\{result="success"\} \d+/m);
+      expect(residentBytes(metrics)).toBeLessThan(memoryLimitBytes());
+      expect(code).toBe(0);
+      // Read-only root: nothing was written beside the code, only to the state and temp volumes.
+      expect(filesUnder(app)).toEqual(before);
+      // The dashboard and the alerts chart what a real scrape of the daemon shows.
+      expect(monitoredNames().filter((name) => !exposedNames(metrics).has(name))).toEqual([]);
+    } finally {
+      daemon.kill();
+    }
+  });
+});
+
+type Logged = { address: Promise<string>; stop(): Promise<number | null>; kill(): void };
+
+/** Starts the daemon; `address` resolves from its `listening` log line (it listens on port 0). */
+function startLogged(command: string, args: string[], env: Record<string, string>): Logged {
+  const child: ChildProcess = spawn(command, args, { env, stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const address = new Promise<string>((resolve, reject) => {
+    child.stderr?.setEncoding("utf8");
+    child.stderr?.on("data", (chunk: string) => {
+      stderr += chunk;
+      const line = /^\{.*"msg":"listening".*\}$/m.exec(stderr)?.[0];
+      if (line) resolve(String((JSON.parse(line) as { address: unknown }).address));
+    });
+    void exited.then((code) => reject(new Error(`daemon exited with ${code} before listening:\n${stderr}`)));
+    setTimeout(() => reject(new Error(`daemon did not listen within 15 s:\n${stderr}`)), 15_000).unref();
+  });
+  return {
+    address,
+    async stop() {
+      child.kill("SIGTERM");
+      return exited;
+    },
+    kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    },
+  };
+}
+
+/** The status of the first answer of `url` that has `status`, or of the last answer after 15 s. */
+async function poll(url: string, status: number): Promise<number> {
+  const deadline = Date.now() + 15_000;
+  let last = 0;
+  while (Date.now() < deadline) {
+    last = await fetch(url).then(
+      (response) => response.status,
+      () => 0,
+    );
+    if (last === status) return last;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return last;
+}
+
+function residentBytes(exposition: string): number {
+  return Number(/^driftless_process_resident_memory_bytes (\S+)$/m.exec(exposition)?.[1] ?? Number.NaN);
+}
+
+/** The driftless container's memory limit in deploy/base/deployment.yaml, in bytes. */
+function memoryLimitBytes(): number {
+  const deployment = parse(readFileSync(join(repo, "deploy/base/deployment.yaml"), "utf8"));
+  const containers: { name: string; resources?: { limits?: { memory?: string } } }[] =
+    deployment.spec.template.spec.containers;
+  const limit = containers.find((c) => c.name === "driftless")?.resources?.limits?.memory ?? "";
+  const [, amount = "", unit = ""] = /^(\d+)(Mi|Gi)$/.exec(limit) ?? [];
+  return Number(amount) * (unit === "Gi" ? 2 ** 30 : 2 ** 20);
+}
+
+/** Every series name an exposition can hold: its families, with a histogram's three suffixes. */
+function exposedNames(exposition: string): Set<string> {
+  const names = new Set<string>();
+  for (const [, name = "", type] of exposition.matchAll(/^# TYPE (\S+) (\S+)$/gm)) {
+    const suffixes =
+      type === "histogram"
+        ? ["_bucket", "_sum", "_count"]
+        : type === "summary"
+          ? ["", "_sum", "_count"]
+          : [""];
+    for (const suffix of suffixes) names.add(`${name}${suffix}`);
+  }
+  return names;
+}
+
+/** The driftless_* names the Grafana dashboard and the PrometheusRule query. */
+function monitoredNames(): string[] {
+  const texts = [
+    readFileSync(join(repo, "deploy/base/grafana-dashboard.json"), "utf8"),
+    readFileSync(join(repo, "deploy/base/prometheusrule.yaml"), "utf8"),
+  ];
+  return [...new Set(texts.flatMap((text) => text.match(/\bdriftless_[a-z0-9_]+/g) ?? []))].sort();
+}
