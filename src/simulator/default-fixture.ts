@@ -1,3 +1,4 @@
+import { newBackup } from "./backups.js";
 import type { FixtureInput } from "./model.js";
 
 /**
@@ -46,26 +47,14 @@ const pipe = (id: string, name: string) => ({
 });
 
 /** Backups finished 1, 9 and 17 hours before `now`, most recent first, so a daily watch is fresh. */
-function backups(now: number) {
-  return [1, 9, 17].map((hoursAgo, i) => {
-    const finished = now - hoursAgo * HOUR;
-    const duration = 420 + i * 30;
-    return {
+const backups = (now: number) =>
+  [1, 9, 17].map((hoursAgo, i) =>
+    newBackup(ids.serviceId, new Date(now - hoursAgo * HOUR), {
       id: `7b8c9d0e-1f2a-4b3c-8d4e-5f6a7b8c9d0${i}`,
-      serviceId: ids.serviceId,
-      startedAt: new Date(finished - duration * 1000).toISOString(),
-      finishedAt: new Date(finished).toISOString(),
+      durationInSeconds: 420 + i * 30,
       sizeInBytes: 52_428_800 - i * 1_048_576,
-      durationInSeconds: duration,
-      backupName: `backup-${new Date(finished).toISOString().slice(0, 13).replace(/[-T]/g, "")}`,
-      bucket: {
-        bucketPath: "s3://acme-backups/analytics",
-        iamRoleArn: "arn:aws:iam::123456789012:role/platform-backups",
-        iamRoleSessionName: "platform-backup",
-      },
-    };
-  });
-}
+    }),
+  );
 
 const series = (where: string) => [
   { type: "time", dataSource: "events", aggFn: "count", where, groupBy: [] },

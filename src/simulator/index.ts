@@ -1,12 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { ConfigError } from "../errors.js";
 import type { Logger } from "../telemetry/logger.js";
+import { newBackup } from "./backups.js";
 import { defaultFixture } from "./default-fixture.js";
 import { createFaultBook, type Fault, seededRandom } from "./faults.js";
 import { loadFixture, parseFixture } from "./fixture.js";
 import { type RecordedRequest, startApiServer } from "./http.js";
 import { authenticateKey, managementErrorBody, managementRoutes } from "./management.js";
-import type { ApiKey, Backup, FixtureInput, PlatformState } from "./model.js";
+import type { ApiKey, Backup, FixtureInput, PlatformState, ReverseEndpoint } from "./model.js";
 import { authenticateToken, observabilityErrorBody, observabilityRoutes } from "./observability.js";
 import { loadPersisted, savePersisted } from "./persist.js";
 import { createRateLimiter, type RateLimit } from "./rate-limit.js";
@@ -104,6 +105,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const saveAfter = (method: string) => {
     if (method !== "GET") save();
   };
+  const unknownAlert = options.alertScript?.find((step) => !state.alerts.some((a) => a.id === step.alertId));
+  if (unknownAlert) {
+    throw new ConfigError(
+      `the alert script names alert ${unknownAlert.alertId}, which the fixture does not have`,
+    );
+  }
   const requests: RecordedRequest[] = [];
   const faults = createFaultBook(seededRandom(options.seed ?? 1));
   const timers = new Set<NodeJS.Timeout>();
@@ -122,24 +129,15 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   };
 
   const addBackup = (serviceId: string, finishedAt = new Date()): Backup => {
-    const durationInSeconds = 420;
-    const backup: Backup = {
-      id: randomUUID(),
-      serviceId,
-      startedAt: new Date(finishedAt.getTime() - durationInSeconds * 1000).toISOString(),
-      finishedAt: finishedAt.toISOString(),
-      sizeInBytes: 52_428_800,
-      durationInSeconds,
-      backupName: `backup-${finishedAt.toISOString().replace(/[-:.TZ]/g, "")}`,
-      bucket: {
-        bucketPath: "s3://acme-backups/analytics",
-        iamRoleArn: "arn:aws:iam::123456789012:role/platform-backups",
-        iamRoleSessionName: "platform-backup",
-      },
-    };
+    const backup = newBackup(serviceId, finishedAt);
     state.backups.unshift(backup);
     return backup;
   };
+  const becomeReady = (endpoint: ReverseEndpoint) =>
+    later(readyAfter, () => {
+      endpoint.status = "Ready";
+      save();
+    });
 
   const management = await startApiServer<ApiKey>(
     {
@@ -148,7 +146,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         state,
         initialEndpointStatus: () => (readyAfter <= 0 ? "Ready" : "Provisioning"),
         onEndpointCreated: (endpoint) => {
-          if (readyAfter > 0) later(readyAfter, () => Object.assign(endpoint, { status: "Ready" }));
+          if (readyAfter > 0) becomeReady(endpoint);
         },
       }),
       authenticate: (authorization) => authenticateKey(state, authorization),
@@ -186,15 +184,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   });
 
   for (const step of options.alertScript ?? []) {
-    if (!state.alerts.some((a) => a.id === step.alertId)) {
-      await Promise.all([management.close(), observability.close()]);
-      throw new ConfigError(`the alert script names alert ${step.alertId}, which the fixture does not have`);
-    }
     // A dashboard PUT may have deleted the alert by then; a script step for it is then moot.
     later(step.afterMs, () => {
       if (state.alerts.some((a) => a.id === step.alertId)) setAlertState(step.alertId, step.state);
     });
   }
+  // Endpoints a saved state left provisioning get there in this run.
+  for (const endpoint of state.endpoints) if (endpoint.status !== "Ready") becomeReady(endpoint);
   if (options.backupEveryMs) {
     later(
       options.backupEveryMs,
