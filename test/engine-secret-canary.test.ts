@@ -1,0 +1,63 @@
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { renderPlan } from "../src/plan/render.js";
+import { type EngineWorld, header, ids, startEngineWorld } from "./helpers/engine-world.js";
+
+/** A secret's value reaches the platform and nothing else: not plans, logs, statuses or the state. */
+
+const CANARY_FILE = "canary-9f8e7d6c5b4a-file";
+const CANARY_ENV = "canary-1a2b3c4d5e6f-env";
+
+const pipe = `${header("DataPipe", "events")}  organizationId: ${ids.organizationId}
+  serviceId: ${ids.serviceId}
+  dataPipeId: ${ids.objectStoragePipeId}
+  name: events
+  source:
+    objectStorage:
+      accessKey:
+        accessKeyId: {fromEnv: CANARY_KEY_ID}
+        secretKey: {fromFile: s3/secret-key}
+`;
+
+describe("secret canary", () => {
+  let world: EngineWorld;
+  beforeEach(async () => {
+    world = await startEngineWorld();
+    world.env.CANARY_KEY_ID = CANARY_ENV;
+    const { mkdir } = await import("node:fs/promises");
+    await mkdir(join(world.secretsDir, "s3"));
+    await writeFile(join(world.secretsDir, "s3", "secret-key"), `${CANARY_FILE}\n`);
+    await world.write("pipe.yaml", pipe);
+  });
+  afterEach(() => world.close());
+
+  it("is sent to the platform but never appears in plan output, statuses, logs or the state folder", async () => {
+    const plan = await world.plan();
+    const result = await world.apply();
+    await writeFile(join(world.secretsDir, "s3", "secret-key"), `${CANARY_FILE}-rotated\n`);
+    const rotatedPlan = await world.plan();
+    await world.apply();
+
+    const wire = JSON.stringify(world.writes().map((r) => r.body));
+    expect(wire).toContain(CANARY_FILE);
+    expect(wire).toContain(CANARY_ENV);
+    const seen = [
+      JSON.stringify(plan),
+      renderPlan(plan.resources, plan.problems),
+      JSON.stringify(rotatedPlan),
+      renderPlan(rotatedPlan.resources, rotatedPlan.problems),
+      JSON.stringify(result),
+      world.logs.join(""),
+      await world.stateFolderText(),
+    ].join("\n");
+    expect(world.logs.length).toBeGreaterThan(0);
+    expect(seen).not.toContain("canary-");
+    expect(renderPlan(rotatedPlan.resources, rotatedPlan.problems)).toContain(
+      "source.objectStorage.accessKey.secretKey: (changed)",
+    );
+    expect(renderPlan(rotatedPlan.resources, rotatedPlan.problems)).toContain(
+      "source.objectStorage.accessKey.accessKeyId: (unchanged)",
+    );
+  });
+});
