@@ -54,6 +54,33 @@ describe("the rate budget", () => {
     ).toBeLessThanOrEqual(3);
   });
 
+  it("causes no 429 from a platform allowing 10 requests per 10 s, with the default management budget", async () => {
+    const arrivals: number[] = [];
+    server = await createHttpTestServer(() => {
+      const now = Date.now();
+      arrivals.push(now);
+      const recent = arrivals.filter((t) => t > now - 10_000).length;
+      return recent > 10 ? { status: 429, headers: { "retry-after": "1" } } : { status: 200, body: {} };
+    });
+    const http = createHttpClient({
+      api: "management",
+      baseUrl: server.url,
+      authorization: () => "Basic x",
+      budget: createBudget(MANAGEMENT_BUDGET),
+      logger: createLogger("silent"),
+    });
+
+    const answers = await Promise.all(
+      Array.from({ length: 2 * MANAGEMENT_BUDGET.requests }, () =>
+        http.request({ method: "PATCH", route: "/x", body: {}, schema: z.unknown(), priority: "change" }),
+      ),
+    );
+    await http.close();
+
+    expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 200));
+    expect(server.requests).toHaveLength(2 * MANAGEMENT_BUDGET.requests);
+  });
+
   it("serves waiting requests by priority, first come first served within one", async () => {
     const budget = createBudget({ requests: 1, windowMs: 50 });
     const order: string[] = [];
