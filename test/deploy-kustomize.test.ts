@@ -1,0 +1,253 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
+
+/**
+ * deploy/ as a user applies it: each kustomization rendered by `kubectl kustomize` (kustomize v5,
+ * installed by .ci/run where missing), every rendered object checked against the Kubernetes API
+ * schemas, then what the Deployment promises about git-sync, credentials, state and security.
+ */
+
+const repo = fileURLToPath(new URL("..", import.meta.url));
+const overlays = join(repo, "deploy/overlays");
+const kustomizations = [
+  "deploy/base",
+  ...(existsSync(overlays) ? readdirSync(overlays).map((name) => `deploy/overlays/${name}`) : []),
+];
+
+type K8sObject = { apiVersion: string; kind: string; metadata: { name: string }; [field: string]: unknown };
+
+function render(dir: string): { status: number | null; stderr: string; objects: K8sObject[] } {
+  const result = spawnSync("kubectl", ["kustomize", join(repo, dir)], { encoding: "utf8" });
+  if (result.error) throw new Error(`kubectl is needed to render deploy/: ${result.error.message}`);
+  const objects = parseAllDocuments(result.stdout).map((doc) => doc.toJS() as K8sObject);
+  return { status: result.status, stderr: result.stderr, objects };
+}
+
+/** The schemas of every API group and version deploy/ may use; another needs a line here. */
+const schemas: Record<string, () => Promise<Record<string, unknown>>> = {
+  v1: () => import("kubernetes-models/v1"),
+  "apps/v1": () => import("kubernetes-models/apps/v1"),
+  "policy/v1": () => import("kubernetes-models/policy/v1"),
+  "rbac.authorization.k8s.io/v1": () => import("kubernetes-models/rbac.authorization.k8s.io/v1"),
+  "coordination.k8s.io/v1": () => import("kubernetes-models/coordination.k8s.io/v1"),
+  "networking.k8s.io/v1": () => import("kubernetes-models/networking.k8s.io/v1"),
+  "monitoring.coreos.com/v1": () => import("@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1"),
+};
+
+/** The schema problems of one object: kubernetes-models's validator for its apiVersion and kind. */
+async function schemaProblems(object: K8sObject): Promise<string[]> {
+  const module = await schemas[object.apiVersion]?.();
+  const Model = module?.[object.kind] as (new (data: unknown) => { validate(): void }) | undefined;
+  if (!Model) return [`no schema for ${object.apiVersion} ${object.kind}`];
+  try {
+    new Model(object).validate();
+    return [];
+  } catch (error) {
+    return [(error as Error).message];
+  }
+}
+
+/**
+ * Fields the API server would reject as unknown (kubectl validates strictly): the official client's
+ * models, generated from the same OpenAPI document, drop every field they do not know on a
+ * deserialize/serialize round trip. Custom resources pass through untouched.
+ */
+async function unknownFields(object: K8sObject): Promise<string[]> {
+  const { ObjectSerializer } = await import("@kubernetes/client-node/dist/serializer.js");
+  const type = `${object.apiVersion.split("/").at(-1)?.replace(/^v/, "V")}${object.kind}`;
+  const roundTrip = ObjectSerializer.serialize(ObjectSerializer.deserialize(object, type), type);
+  return missingPaths(object, roundTrip, "");
+}
+
+function missingPaths(original: unknown, kept: unknown, path: string): string[] {
+  if (typeof original !== "object" || original === null) return [];
+  if (typeof kept !== "object" || kept === null) return [path];
+  return Object.entries(original).flatMap(([key, value]) =>
+    key in kept
+      ? missingPaths(value, (kept as Record<string, unknown>)[key], `${path}/${key}`)
+      : [`${path}/${key}`],
+  );
+}
+
+describe.each(kustomizations)("%s", (dir) => {
+  it("renders with kubectl kustomize", () => {
+    const { status, stderr, objects } = render(dir);
+
+    expect(stderr).toBe("");
+    expect(status).toBe(0);
+    expect(objects.map((o) => o.kind)).toEqual(expect.arrayContaining(["Deployment", "PrometheusRule"]));
+  });
+
+  it("holds only objects that the Kubernetes API schemas accept, without unknown fields", async () => {
+    const { objects } = render(dir);
+
+    const problems: string[] = [];
+    for (const object of objects) {
+      const id = `${object.kind}/${object.metadata.name}`;
+      for (const problem of await schemaProblems(object)) problems.push(`${id}: ${problem}`);
+      for (const field of await unknownFields(object)) problems.push(`${id}: unknown field ${field}`);
+    }
+
+    expect(problems).toEqual([]);
+  });
+});
+
+type Container = {
+  name: string;
+  args?: string[];
+  env?: { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }[];
+  envFrom?: { configMapRef?: { name: string } }[];
+  ports?: { name: string; containerPort: number }[];
+  volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
+  livenessProbe?: { httpGet?: { path: string; port: string } };
+  readinessProbe?: { httpGet?: { path: string; port: string } };
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  securityContext?: Record<string, unknown>;
+};
+type Volume = {
+  name: string;
+  emptyDir?: object;
+  secret?: { secretName: string };
+  persistentVolumeClaim?: object;
+};
+type PodSpec = { containers: Container[]; volumes: Volume[]; securityContext: Record<string, unknown> };
+
+describe("the example overlay's Deployment", () => {
+  const { objects } = render("deploy/overlays/example");
+  const deployment = objects.find((o) => o.kind === "Deployment") as K8sObject & {
+    spec: { strategy: { type: string }; replicas: number; template: { spec: PodSpec } };
+  };
+  const pod = deployment.spec.template.spec;
+  const container = (name: string) => pod.containers.find((c) => c.name === name) as Container;
+  const driftless = container("driftless");
+  const gitSync = container("git-sync");
+  const flag = (name: string) => gitSync.args?.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];
+  /** driftless's environment: its ConfigMap (kustomize names it with a hash) under its own env. */
+  const driftlessEnv = () => {
+    const configMaps = (driftless.envFrom ?? []).map((source) => source.configMapRef?.name);
+    const fromMaps = objects
+      .filter((o) => o.kind === "ConfigMap" && configMaps.includes(o.metadata.name))
+      .map((o) => o.data as Record<string, string>);
+    const own = Object.fromEntries((driftless.env ?? []).map((e) => [e.name, e.value]));
+    return Object.assign({}, ...fromMaps, own) as Record<string, string | undefined>;
+  };
+
+  it("reads the manifests through git-sync's link on a volume both containers share", () => {
+    const env = driftlessEnv();
+    const shared = (c: Container) => c.volumeMounts?.find((m) => m.mountPath === flag("root"))?.name;
+
+    expect(flag("root")).toBe("/git");
+    expect(env.DRIFTLESS_MANIFESTS).toBe(`${flag("root")}/${flag("link")}`);
+    expect(shared(driftless)).toBeDefined();
+    expect(shared(gitSync)).toBe(shared(driftless));
+    expect(pod.volumes.find((v) => v.name === shared(driftless))?.emptyDir).toBeDefined();
+  });
+
+  it("is woken by git-sync's webhook with the token as the last path segment", () => {
+    const port = driftless.ports?.find((p) => p.name === "http")?.containerPort;
+    const tokenVariable = /\/hooks\/sync\/\$\((\w+)\)$/.exec(flag("webhook-url") ?? "")?.[1];
+    const tokenSource = gitSync.env?.find((e) => e.name === tokenVariable)?.valueFrom?.secretKeyRef;
+
+    expect(flag("webhook-url")).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/hooks/sync/`));
+    expect(tokenSource).toEqual({ name: "driftless-credentials", key: "webhook-token" });
+    expect(driftlessEnv().DRIFTLESS_WEBHOOK_TOKEN_FILE).toMatch(/\/webhook-token$/);
+    // driftless answers the hook with 202 Accepted; git-sync retries until it sees its success status.
+    expect(flag("webhook-success-status")).toBe("202");
+  });
+
+  it("keeps an old worktree for longer than a pass can take", () => {
+    const [, amount = "0", unit = ""] = /^(\d+)([smh])$/.exec(flag("stale-worktree-timeout") ?? "") ?? [];
+    const seconds = Number(amount) * ({ s: 1, m: 60, h: 3600 }[unit] ?? 0);
+
+    // The pass-duration histogram's top bucket is 120 s; a pass that long is already an incident.
+    expect(seconds).toBeGreaterThanOrEqual(600);
+  });
+
+  it("gives driftless its credentials only as files mounted from a Secret", () => {
+    const env = driftlessEnv();
+    const credentials = pod.volumes.find((v) => v.secret?.secretName === "driftless-credentials");
+    const mount = driftless.volumeMounts?.find((m) => m.name === credentials?.name);
+    const fileVariables = Object.keys(env).filter((name) => name.endsWith("_FILE"));
+    const plain = [
+      "DRIFTLESS_MANAGEMENT_KEY_ID",
+      "DRIFTLESS_MANAGEMENT_KEY_SECRET",
+      "DRIFTLESS_OBSERVABILITY_TOKEN",
+    ];
+
+    expect(fileVariables.sort()).toEqual(
+      plain
+        .map((name) => `${name}_FILE`)
+        .concat("DRIFTLESS_WEBHOOK_TOKEN_FILE")
+        .sort(),
+    );
+    for (const name of fileVariables) expect(env[name]?.startsWith(`${mount?.mountPath}/`)).toBe(true);
+    expect(mount?.readOnly).toBe(true);
+    expect(Object.keys(env).filter((name) => plain.includes(name))).toEqual([]);
+  });
+
+  it("mounts fromFile secrets at DRIFTLESS_SECRETS_DIR and keeps state on a PersistentVolumeClaim", () => {
+    const env = driftlessEnv();
+    const mountAt = (path?: string) => driftless.volumeMounts?.find((m) => m.mountPath === path);
+    const volume = (path?: string) => pod.volumes.find((v) => v.name === mountAt(path)?.name);
+
+    expect(volume(env.DRIFTLESS_SECRETS_DIR)?.secret?.secretName).toBe("driftless-manifest-secrets");
+    expect(volume(env.DRIFTLESS_STATE_DIR)?.persistentVolumeClaim).toBeDefined();
+    expect(objects.some((o) => o.kind === "PersistentVolumeClaim")).toBe(true);
+    // One replica owns the state: the old pod stops before a new one starts.
+    expect(deployment.spec.replicas).toBe(1);
+    expect(deployment.spec.strategy.type).toBe("Recreate");
+  });
+
+  it("probes /healthz for liveness and /readyz for readiness", () => {
+    expect(driftless.livenessProbe?.httpGet).toEqual({ path: "/healthz", port: "http" });
+    expect(driftless.readinessProbe?.httpGet).toEqual({ path: "/readyz", port: "http" });
+  });
+
+  it.each(["driftless", "git-sync"])("runs %s locked down, with requests and limits", (name) => {
+    const c = container(name);
+
+    expect(pod.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
+    expect(c.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ["ALL"] },
+      seccompProfile: { type: "RuntimeDefault" },
+    });
+    expect(c.securityContext?.runAsUser).toBeGreaterThan(0);
+    expect(Object.keys(c.resources?.requests ?? {}).sort()).toEqual(["cpu", "memory"]);
+    expect(c.resources?.limits?.memory).toBeDefined();
+    // With a read-only root, temp files need a writable volume.
+    expect(
+      pod.volumes.find((v) => v.name === c.volumeMounts?.find((m) => m.mountPath === "/tmp")?.name)?.emptyDir,
+    ).toBeDefined();
+  });
+
+  it("is scraped through a Service and a ServiceMonitor on the port named http", () => {
+    const service = objects.find((o) => o.kind === "Service") as K8sObject & {
+      spec: { selector: Record<string, string>; ports: { name: string; targetPort: string }[] };
+    };
+    const monitor = objects.find((o) => o.kind === "ServiceMonitor") as K8sObject & {
+      spec: {
+        selector: { matchLabels: Record<string, string> };
+        endpoints: { port: string; path: string }[];
+      };
+    };
+    const podLabels = (
+      deployment.spec.template as unknown as { metadata: { labels: Record<string, string> } }
+    ).metadata.labels;
+    const serviceLabels = (service.metadata as unknown as { labels: Record<string, string> }).labels;
+
+    expect(podLabels).toMatchObject(service.spec.selector);
+    expect(serviceLabels).toMatchObject(monitor.spec.selector.matchLabels);
+    expect(service.spec.ports[0]?.targetPort).toBe("http");
+    expect(monitor.spec.endpoints[0]).toMatchObject({ port: "http", path: "/metrics" });
+  });
+});
