@@ -70,9 +70,11 @@ describe("management API envelope and auth", () => {
 
   it("answers 404 for an unknown route and 405 for a known path with another method", async () => {
     const unknown = await call("GET", "/v1/nothing");
+    const malformed = await call("GET", `${org}/services/%E0%A4%A/backups`);
     const wrongMethod = await call("DELETE", org);
 
     expect(unknown.status).toBe(404);
+    expect(malformed.status).toBe(404);
     expect(wrongMethod.status).toBe(405);
   });
 

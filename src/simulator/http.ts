@@ -78,6 +78,15 @@ export type ApiServerOptions<Caller> = {
 
 const MAX_BODY_BYTES = 1_048_576;
 
+/** A path segment's value; undefined for malformed percent-encoding (the route does not match). */
+function decodeSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
 function match<Caller>(routes: Route<Caller>[], method: string, path: string) {
   const segments = path.split("/");
   let pathMatched = false;
@@ -88,8 +97,10 @@ function match<Caller>(routes: Route<Caller>[], method: string, path: string) {
     const same = parts.every((part, i) => {
       const segment = segments[i] ?? "";
       if (!part.startsWith("{")) return part === segment;
-      params[part.slice(1, -1)] = decodeURIComponent(segment);
-      return segment !== "";
+      const value = decodeSegment(segment);
+      if (value === undefined || value === "") return false;
+      params[part.slice(1, -1)] = value;
+      return true;
     });
     if (!same) continue;
     if (route.method === method) return { route, params, pathMatched: true };
