@@ -7,17 +7,25 @@ import type { State } from "../src/state/store.js";
 import { createLogger } from "../src/telemetry/logger.js";
 import { type FakeKubernetes, startFakeKubernetes } from "./helpers/fake-kubernetes.js";
 import { realisticState } from "./helpers/realistic-state.js";
+import { describeStateStore } from "./helpers/state-store-contract.js";
 
 const NAMESPACE = "driftless-test";
 const logger = createLogger("silent");
 
+// Each backing place is a fake API server of its own; a store over it is what a restarted pod opens.
+describeStateStore("Kubernetes Secret store", async () => {
+  const server = await startFakeKubernetes();
+  return {
+    open: () => {
+      const kubeConfig = new KubeConfig();
+      kubeConfig.loadFromFile(server.kubeconfigPath);
+      return createKubernetesStateStore({ kubeConfig, namespace: NAMESPACE, logger });
+    },
+    cleanup: () => server.close(),
+  };
+});
+
 let fake: FakeKubernetes;
-beforeEach(async () => {
-  fake = await startFakeKubernetes();
-});
-afterEach(async () => {
-  await fake.close();
-});
 
 /** A store as a replica builds it: its own client, from the kubeconfig file the fake server wrote. */
 function replica(options: { maxBytes?: number; timeoutMs?: number } = {}) {
@@ -40,6 +48,13 @@ const storedState = () => {
 };
 
 describe("the Kubernetes state store", () => {
+  beforeEach(async () => {
+    fake = await startFakeKubernetes();
+  });
+  afterEach(async () => {
+    await fake.close();
+  });
+
   it("starts from an empty state with a fresh salt when no Secret exists, and creates none until a save", async () => {
     const state = await replica().load();
 
