@@ -1,6 +1,5 @@
 import { type Config, readCredential } from "../config.js";
 import { ConfigError } from "../errors.js";
-import { loadKubeConfig, namespaceOf } from "../leader/kubernetes-client.js";
 import { createBudget, MANAGEMENT_BUDGET, OBSERVABILITY_BUDGET } from "../platform/budget.js";
 import { createHttpClient, type HttpClient, type HttpClientOptions } from "../platform/http.js";
 import { basicAuthorization, createManagementClient, type ManagementClient } from "../platform/management.js";
@@ -13,7 +12,6 @@ import { createSender, type Sender } from "../reconcile/send.js";
 import { defaultIds } from "../simulator/default-fixture.js";
 import type { Simulator } from "../simulator/index.js";
 import { createFileStore } from "../state/file-store.js";
-import { createKubernetesStateStore } from "../state/kubernetes-store.js";
 import type { StateStore } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
@@ -150,17 +148,34 @@ export async function createPlatform(config: Config, deps: PlatformDeps): Promis
 
 /**
  * The state store of `config`: the file store in DRIFTLESS_STATE_DIR, or the Kubernetes Secret.
- * `readOnly` (plan) takes no lock and never writes. Throws ConfigError when no Kubernetes API is found.
+ * `readOnly` (plan) takes no lock and never writes. The Kubernetes store throws ConfigError on first
+ * use when no Kubernetes API is found.
  */
 export function createStateStore(config: Config, deps: { logger: Logger; readOnly?: boolean }): StateStore {
   const readOnly = deps.readOnly ?? false;
   if (config.stateStore === "file")
     return createFileStore(config.stateDir, { logger: deps.logger, readOnly });
-  const kubeConfig = loadKubeConfig();
-  return createKubernetesStateStore({
-    kubeConfig,
-    namespace: namespaceOf(kubeConfig, config.namespace),
-    logger: deps.logger,
-    readOnly,
-  });
+  // Imported on first use: the Kubernetes client takes seconds to load, which no file-store run should pay.
+  let store: Promise<StateStore> | undefined;
+  const open = () => {
+    store ??= (async () => {
+      const { loadKubeConfig, namespaceOf } = await import("../leader/kubernetes-client.js");
+      const { createKubernetesStateStore } = await import("../state/kubernetes-store.js");
+      const kubeConfig = loadKubeConfig();
+      return createKubernetesStateStore({
+        kubeConfig,
+        namespace: namespaceOf(kubeConfig, config.namespace),
+        logger: deps.logger,
+        readOnly,
+      });
+    })();
+    return store;
+  };
+  return {
+    load: async () => (await open()).load(),
+    save: async (state) => (await open()).save(state),
+    close: async () => {
+      if (store) await (await store).close();
+    },
+  };
 }
