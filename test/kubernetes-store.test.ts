@@ -3,6 +3,7 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isStateError } from "../src/errors.js";
 import { createKubernetesStateStore, STATE_KEY } from "../src/state/kubernetes-store.js";
+import { serializeState } from "../src/state/state-format.js";
 import type { State } from "../src/state/store.js";
 import { createLogger } from "../src/telemetry/logger.js";
 import { type FakeKubernetes, startFakeKubernetes } from "./helpers/fake-kubernetes.js";
@@ -150,6 +151,19 @@ describe("the Kubernetes state store", () => {
 
     expect(state.resources).toEqual({});
     expect(storedState()).toEqual(stateWith(state.salt, ["one"]));
+  });
+
+  it("loads a file store's state.json gzip'd into the Secret by hand (the README's migration)", async () => {
+    const migrated = stateWith("salt-of-the-file-store", ["ci-deployer"]);
+    // kubectl create secret generic driftless-state --from-file=state.json.gz
+    fake.put("secrets", NAMESPACE, {
+      metadata: { name: "driftless-state" },
+      data: { [STATE_KEY]: gzipSync(serializeState(migrated)).toString("base64") },
+    });
+
+    const loaded = await replica().load();
+
+    expect(loaded).toEqual(migrated);
   });
 
   it("reports a Secret that is not gzip as corrupt, and leaves it as it is", async () => {
