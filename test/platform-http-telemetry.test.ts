@@ -93,6 +93,7 @@ describe("logs and headers", () => {
       route: expect.stringContaining("{dataPipeId}"),
     });
     expect(requests[0]?.durationMs).toBeTypeOf("number");
+    expect(requests[1]).toMatchObject({ status: 200, requestId: "req-ok" });
     const all = lines.join("\n");
     expect(all).not.toContain(SECRET);
     expect(all).not.toContain(

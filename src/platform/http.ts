@@ -71,7 +71,7 @@ export type HttpRequest<T> = {
 
 export type HttpResponse<T> = {
   data: T;
-  /** The `x-request-id` header, when the platform sends one (envelopes carry their own). */
+  /** The `x-request-id` header, or else the body's top-level `requestId` (the management envelope). */
   requestId?: string;
   status: number;
 };
@@ -175,12 +175,11 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         const { status, headers, text } = result;
         const headerId = first(headers["x-request-id"]);
         if (status >= 200 && status < 300) {
-          log.debug({ status, requestId: headerId, durationMs: Math.round(seconds * 1000) }, "api request");
-          return {
-            data: parseAnswer(req.schema, text, { ...context, status, requestId: headerId }),
-            requestId: headerId,
-            status,
-          };
+          const json = parseJson(text);
+          const requestId = headerId ?? bodyRequestId(json);
+          log.debug({ status, requestId, durationMs: Math.round(seconds * 1000) }, "api request");
+          const data = parseAnswer(req.schema, json, { ...context, status, requestId });
+          return { data, status, ...(requestId ? { requestId } : {}) };
         }
         const details = errorDetails(status, text);
         const requestId = details.requestId ?? headerId;
@@ -246,20 +245,31 @@ function expand(route: string, params: Record<string, string>): string {
   });
 }
 
+const NOT_JSON = Symbol("not JSON");
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return NOT_JSON;
+  }
+}
+
+/** The `requestId` of a success body (the management envelope has one), for the log line. */
+function bodyRequestId(json: unknown): string | undefined {
+  const id = (json as { requestId?: unknown } | null)?.requestId;
+  return typeof id === "string" ? id : undefined;
+}
+
 function parseAnswer<T>(
   schema: z.ZodType<T>,
-  text: string,
+  json: unknown,
   context: ConstructorParameters<typeof ApiError>[1],
 ): T {
   const where = `${context.api} API ${context.method} ${context.route}`;
   const id = context.requestId ? ` (request id ${context.requestId})` : "";
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new ApiError(`${where} answered ${context.status} with a body that is not JSON${id}`, context, {
-      cause: error,
-    });
+  if (json === NOT_JSON) {
+    throw new ApiError(`${where} answered ${context.status} with a body that is not JSON${id}`, context);
   }
   const parsed = schema.safeParse(json);
   if (parsed.success) return parsed.data;
