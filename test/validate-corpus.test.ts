@@ -45,7 +45,7 @@ const expected: Record<string, string[]> = {
   "binary-file": ["blob.yaml:1:1  -  binary file (it holds NUL bytes): not YAML text"],
   "deep-nesting": [
     "deep.yaml:6:41  BackupWatch/backups  nested deeper than 32 levels: not a manifest",
-    "deeper.yaml:6:797  BackupWatch/backups  the YAML is nested too deeply or too large to parse",
+    "deeper.yaml:1:1  BackupWatch/backups  the YAML is nested too deeply or too large to parse",
   ],
   "description-too-long": [
     "endpoint.yaml:8:16  ReversePrivateEndpoint/events  spec.description: must be at most 255 characters",

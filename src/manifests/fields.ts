@@ -10,9 +10,9 @@ export const API_VERSION = "driftless/v1";
 // guid, not uuid: the platform's ids need not carry an RFC 9562 version nibble to be valid ids.
 export const Uuid = z.guid({ error: "must be a UUID, like 2e7d4b18-6c3a-4f95-a0b1-c2d3e4f5a6b7" });
 
-export const Text = z.string({ error: "must be a string" });
+export const Text = z.string();
 
-export const NonEmpty = z.string({ error: "must be a string" }).min(1, { error: "must not be empty" });
+export const NonEmpty = z.string().min(1, { error: "must not be empty" });
 
 /** An integer in [min, max]; the seeds type many settings as integers, so 1.5 is an error, not 1. */
 export function Int(min = 0, max = Number.MAX_SAFE_INTEGER) {

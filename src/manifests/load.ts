@@ -1,4 +1,5 @@
-import { lstat, readFile, realpath } from "node:fs/promises";
+import { readFileSync, statSync } from "node:fs";
+import { lstat, realpath } from "node:fs/promises";
 import { basename } from "node:path";
 import { ConfigError } from "../errors.js";
 import type { Manifest } from "./manifest.js";
@@ -26,12 +27,13 @@ export type ManifestSet = {
 export type LoadOptions = {
   /** Files larger than this are refused unread; default 1 MiB (a manifest is a few KiB). */
   maxFileBytes?: number;
-  /** Files read at once; default 64. */
-  concurrency?: number;
   limits?: ParseLimits;
 };
 
 export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
+
+// Files read between two turns of the event loop.
+const BATCH = 200;
 
 /**
  * Reads and validates every manifest under `dir`. Never stops at the first problem: each file and
@@ -46,15 +48,20 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   const limits = options.limits ?? DEFAULT_PARSE_LIMITS;
 
-  const perFile: Manifest[][] = new Array(walk.files.length);
-  await forEachLimited(walk.files, options.concurrency ?? 64, async (found, index) => {
-    const text = await readText(found, maxFileBytes, problems);
-    if (text === "vanished") superseded = true;
-    if (typeof text !== "string" || text === "vanished") return;
-    const parsed = parseManifestFile(found.file, text, limits);
-    perFile[index] = parsed.manifests;
-    problems.push(...parsed.problems);
-  });
+  const perFile: Manifest[][] = [];
+  for (let start = 0; start < walk.files.length; start += BATCH) {
+    // Small files are read faster synchronously than through the thread pool; between batches the
+    // event loop runs, so the daemon still answers /healthz during a large pass.
+    if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+    for (const found of walk.files.slice(start, start + BATCH)) {
+      const text = readText(found, maxFileBytes, problems);
+      if (text === VANISHED) superseded = true;
+      if (text === undefined || text === VANISHED) continue;
+      const parsed = parseManifestFile(found.file, text, limits);
+      perFile.push(parsed.manifests);
+      problems.push(...parsed.problems);
+    }
+  }
 
   const checked = checkReferences(perFile.flat());
   problems.push(...checked.problems);
@@ -82,27 +89,29 @@ async function resolveRoot(dir: string): Promise<{ root: string; revision?: stri
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
-/** The file's text, undefined when it is refused (with a problem), or "vanished". */
-async function readText(
+const VANISHED = Symbol("vanished");
+
+/** The file's text; undefined when it is refused (with a problem); VANISHED when it is gone. */
+function readText(
   found: FoundFile,
   maxFileBytes: number,
   problems: Problem[],
-): Promise<string | undefined | "vanished"> {
+): string | undefined | typeof VANISHED {
   const refuse = (message: string) => {
     problems.push({ file: found.file, line: 1, col: 1, message });
     return undefined;
   };
-  if (found.size > maxFileBytes) {
-    return refuse(`file is ${found.size} bytes, over the ${maxFileBytes}-byte limit: not read`);
-  }
   let bytes: Buffer;
   try {
-    bytes = await readFile(found.path);
+    const { size } = statSync(found.path);
+    if (size > maxFileBytes)
+      return refuse(`file is ${size} bytes, over the ${maxFileBytes}-byte limit: not read`);
+    bytes = readFileSync(found.path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return "vanished";
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return VANISHED;
     return refuse(`cannot read file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
   }
-  // The file may have grown since it was listed.
+  // The file may have grown since it was measured.
   if (bytes.length > maxFileBytes) {
     return refuse(`file is ${bytes.length} bytes, over the ${maxFileBytes}-byte limit: not read`);
   }
@@ -112,20 +121,4 @@ async function readText(
   } catch {
     return refuse("binary file (not UTF-8 text): not YAML text");
   }
-}
-
-/** Runs `task` over `items` with at most `limit` at once, keeping each item's index. */
-async function forEachLimited<T>(
-  items: readonly T[],
-  limit: number,
-  task: (item: T, index: number) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      await task(items[index] as T, index);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }

@@ -1,15 +1,7 @@
-import {
-  type Document,
-  isAlias,
-  isMap,
-  isScalar,
-  isSeq,
-  LineCounter,
-  type Node,
-  parseAllDocuments,
-} from "yaml";
+import { type Document, isMap, isSeq, type Node } from "yaml";
 import type { z } from "zod";
 import type { Position } from "../errors.js";
+import { parseFast } from "./fast-parse.js";
 import {
   type FieldPath,
   formatPath,
@@ -19,6 +11,7 @@ import {
   type Locate,
   type Manifest,
 } from "./manifest.js";
+import { documentStart, hasContent, locator, parseYaml, type YamlFile } from "./positions.js";
 import type { Problem } from "./problem.js";
 
 /** Limits on what one file may make the parser do; a manifest is small and flat. */
@@ -44,36 +37,42 @@ const NOUNS: Record<string, string> = {
   boolean: "true or false",
 };
 
-/** Friendlier words for zod's generic type messages; messages set in the schemas win over these. */
-const messages: z.core.$ZodErrorMap = (issue) =>
-  issue.code === "invalid_type" ? `must be ${NOUNS[issue.expected] ?? issue.expected}` : undefined;
+/**
+ * Friendlier words for zod's generic type messages; messages set in the schemas win over these. An id
+ * like 000123 or a version like 1.10 is read by YAML as a number: say how to keep it a string.
+ */
+const messages: z.core.$ZodErrorMap = (issue) => {
+  if (issue.code !== "invalid_type") return undefined;
+  const wanted = `must be ${NOUNS[issue.expected] ?? issue.expected}`;
+  const got = typeof issue.input;
+  if (issue.expected === "string" && (got === "number" || got === "boolean")) {
+    return `${wanted}: put it in quotes, YAML read it as a ${got}`;
+  }
+  return wanted;
+};
 
 /**
  * The manifests of one file's text, and the problems of the documents that are not. One broken
- * document never hides the others: each is parsed and validated on its own. Positions come from
- * yaml's ranges and LineCounter.
+ * document never hides the others: each is parsed and validated on its own. Most files are valid and
+ * take the fast path; any file with a problem is read again by the yaml library, whose node ranges
+ * give every problem its line and column.
  */
 export function parseManifestFile(file: string, text: string, limits = DEFAULT_PARSE_LIMITS): ParsedFile {
-  const lineCounter = new LineCounter();
-  // prettyErrors off: yaml's pretty printer itself exhausts memory on hostile one-line inputs.
-  const documents = parseAllDocuments(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const fast = parseFast(file, text);
+  if (fast) return { manifests: fast, problems: [] };
+  const yaml = parseYaml(file, text);
   const result: ParsedFile = { manifests: [], problems: [] };
-  const at = (offset: number): Position => {
-    const { line, col } = lineCounter.linePos(Math.max(0, offset));
-    return { file, line, col };
-  };
-  const docs = Array.isArray(documents) ? documents : [documents];
-  for (const doc of docs) parseDocument(doc, at, limits, result);
+  for (const doc of yaml.documents) parseDocument(doc, yaml.at, limits, result);
   return result;
 }
 
 function parseDocument(
   doc: Document.Parsed,
-  at: (offset: number) => Position,
+  at: YamlFile["at"],
   limits: ParseLimits,
   result: ParsedFile,
 ): void {
-  const start = at(doc.contents?.range[0] ?? doc.range[0]);
+  const start = documentStart(doc, at);
   // Even a document that cannot be read whole usually says what it is: name it in its problems.
   const resource = peekResource(doc);
   const report = (position: Position, message: string, extra: Partial<Problem> = {}) =>
@@ -85,12 +84,13 @@ function parseDocument(
         error.code === "RESOURCE_EXHAUSTION"
           ? "the YAML is nested too deeply or too large to parse"
           : `invalid YAML: ${error.message}`;
-      report(at(error.pos[0]), message);
+      // Where yaml ran out of stack depends on the stack: the document's start is a stable place.
+      report(error.code === "RESOURCE_EXHAUSTION" ? at(doc.range[0]) : at(error.pos[0]), message);
     }
     return;
   }
   // An empty document (a trailing `---`, a file of comments) is not a manifest and not a problem.
-  if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) return;
+  if (!hasContent(doc) || !doc.contents) return;
 
   const deep = tooDeep(doc.contents, limits.maxDepth);
   if (deep) {
@@ -109,7 +109,7 @@ function parseDocument(
     return;
   }
   const raw = value as Record<string, unknown>;
-  const locate: Locate = (path, options) => at(offsetOf(doc, path, options?.key ?? false));
+  const locate = locator(doc, at);
   if (!isKind(raw.kind)) {
     const message =
       raw.kind === undefined ? `kind is required: ${ENVELOPE}` : `must be one of ${KINDS.join(", ")}`;
@@ -195,33 +195,4 @@ function tooDeep(root: Node, max: number): Node | undefined {
     }
   }
   return undefined;
-}
-
-/** The source offset of `path` in the document: its value, or its key; else the deepest existing parent. */
-function offsetOf(doc: Document.Parsed, path: FieldPath, key: boolean): number {
-  let node: unknown = doc.contents;
-  let offset = doc.contents?.range[0] ?? 0;
-  for (let i = 0; i < path.length; i++) {
-    if (isAlias(node)) node = node.resolve(doc);
-    const step = path[i];
-    if (isMap(node)) {
-      const pair = node.items.find((p) => (isScalar(p.key) ? p.key.value : p.key) === step);
-      if (!pair) return offset;
-      const keyOffset = isScalar(pair.key) && pair.key.range ? pair.key.range[0] : offset;
-      if (key && i === path.length - 1) return keyOffset;
-      node = pair.value;
-      const range = (node as Node | null)?.range;
-      // `key:` with no value has no range of its own: point at the key.
-      offset = range ? range[0] : keyOffset;
-      if (!range) return offset;
-    } else if (isSeq(node) && typeof step === "number") {
-      node = node.items[step];
-      const range = (node as Node | undefined)?.range;
-      if (!range) return offset;
-      offset = range[0];
-    } else {
-      return offset;
-    }
-  }
-  return offset;
 }

@@ -4,7 +4,7 @@ import { join, relative, sep } from "node:path";
 import type { Problem } from "./problem.js";
 
 /** A manifest file found under the root: its path as users see it and the real path to read. */
-export type FoundFile = { file: string; path: string; size: number };
+export type FoundFile = { file: string; path: string };
 
 export type Walk = {
   files: FoundFile[];
@@ -52,7 +52,7 @@ export async function walkManifests(root: string): Promise<Walk> {
       return visitDir(path);
     }
     if (entry.isFile()) {
-      if (isManifestName(entry.name)) await addFile(path, path);
+      if (isManifestName(entry.name)) addFile(path, path);
       return;
     }
     if (entry.isSymbolicLink()) return visitLink(path, entry.name);
@@ -89,15 +89,10 @@ export async function walkManifests(root: string): Promise<Walk> {
     return visitDir(target);
   };
 
-  const addFile = async (shown: string, real: string): Promise<void> => {
+  const addFile = (shown: string, real: string) => {
     if (seenFiles.has(real)) return;
     seenFiles.add(real);
-    try {
-      const { size } = await stat(real);
-      walk.files.push({ file: toPosix(relative(root, shown)), path: real, size });
-    } catch {
-      walk.vanished = true;
-    }
+    walk.files.push({ file: toPosix(relative(root, shown)), path: real });
   };
 
   await visitDir(root);

@@ -31,7 +31,7 @@ const GRID_MAX = 1000;
 
 export const Tile = z.strictObject({
   /** Identity of the tile in this dashboard, never sent: driftless maps it to the server's tile id. */
-  key: z.string({ error: "must be a string" }).regex(/^[A-Za-z0-9]([-_.A-Za-z0-9]*[A-Za-z0-9])?$/, {
+  key: z.string().regex(/^[A-Za-z0-9]([-_.A-Za-z0-9]*[A-Za-z0-9])?$/, {
     error: "must be letters, digits, '-', '_' or '.', starting and ending with a letter or digit",
   }),
   /** Adopt an existing tile: its id is kept instead of a new one being assigned. */

@@ -9,7 +9,7 @@ const common = {
   serviceId: Uuid,
   /** Adopt an endpoint that already exists instead of creating one. */
   id: Uuid.optional(),
-  description: z.string({ error: "must be a string" }).max(255, { error: "must be at most 255 characters" }),
+  description: z.string().max(255, { error: "must be at most 255 characters" }),
 };
 
 /**

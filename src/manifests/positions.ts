@@ -1,0 +1,73 @@
+import {
+  type Document,
+  isAlias,
+  isMap,
+  isScalar,
+  isSeq,
+  LineCounter,
+  type Node,
+  parseAllDocuments,
+} from "yaml";
+import type { Position } from "../errors.js";
+import type { FieldPath, Locate } from "./manifest.js";
+
+/** A file parsed by the yaml library, which knows where every node is. */
+export type YamlFile = {
+  documents: Document.Parsed[];
+  /** 1-based line and column of a source offset. */
+  at(offset: number): Position;
+};
+
+/** Parses `text` keeping node ranges. Never throws: problems are in each document's `errors`. */
+export function parseYaml(file: string, text: string): YamlFile {
+  const lineCounter = new LineCounter();
+  // prettyErrors off: yaml's pretty printer itself exhausts memory on hostile one-line inputs.
+  const parsed = parseAllDocuments(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  return {
+    documents: Array.isArray(parsed) ? parsed : [],
+    at: (offset) => ({ file, ...lineCounter.linePos(Math.max(0, offset)) }),
+  };
+}
+
+/** A document that holds something (not an empty `---` section or a file of comments). */
+export const hasContent = (doc: Document.Parsed): boolean =>
+  !(doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null));
+
+/** Where the document's content starts. */
+export const documentStart = (doc: Document.Parsed, at: YamlFile["at"]): Position =>
+  at(doc.contents?.range[0] ?? doc.range[0]);
+
+/** A Locate for one document: field paths to positions, through the document's node ranges. */
+export const locator =
+  (doc: Document.Parsed, at: YamlFile["at"]): Locate =>
+  (path, options) =>
+    at(offsetOf(doc, path, options?.key ?? false));
+
+/** The source offset of `path`: its value, or its key; else its deepest existing parent. */
+function offsetOf(doc: Document.Parsed, path: FieldPath, key: boolean): number {
+  let node: unknown = doc.contents;
+  let offset = doc.contents?.range[0] ?? 0;
+  for (let i = 0; i < path.length; i++) {
+    if (isAlias(node)) node = node.resolve(doc);
+    const step = path[i];
+    if (isMap(node)) {
+      const pair = node.items.find((p) => (isScalar(p.key) ? p.key.value : p.key) === step);
+      if (!pair) return offset;
+      const keyOffset = isScalar(pair.key) && pair.key.range ? pair.key.range[0] : offset;
+      if (key && i === path.length - 1) return keyOffset;
+      node = pair.value;
+      const range = (node as Node | null)?.range;
+      // `key:` with no value has no range of its own: point at the key.
+      if (!range) return keyOffset;
+      offset = range[0];
+    } else if (isSeq(node) && typeof step === "number") {
+      node = node.items[step];
+      const range = (node as Node | undefined)?.range;
+      if (!range) return offset;
+      offset = range[0];
+    } else {
+      return offset;
+    }
+  }
+  return offset;
+}
