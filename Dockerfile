@@ -28,10 +28,13 @@ LABEL org.opencontainers.image.title="driftless" \
       org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.base.name="docker.io/library/node:${NODE_VERSION}-bookworm-slim"
 # tini as PID 1: Node ignores SIGTERM as PID 1 until the daemon installs its handler, and nothing else
-# would reap a child process. Kubernetes has no equivalent of `docker run --init`.
+# would reap a child process. Kubernetes has no equivalent of `docker run --init`. npm and corepack
+# are not needed to run, so they leave the image with their dependencies.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends tini \
- && rm -rf /var/lib/apt/lists/*
+ && rm -rf /var/lib/apt/lists/* \
+ && rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack \
+           /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
