@@ -248,7 +248,21 @@ describe("time-outs and dropped connections", () => {
     expect(lines.filter((line) => line.includes("retrying api request"))).toHaveLength(2);
   });
 
-  it("stops when the caller aborts", async () => {
+  it("lets a POST already sent finish when the caller aborts, and returns its answer", async () => {
+    server.reply(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return { status: 200, body: { data: { id: "created" } } };
+    });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+
+    const answer = await client().request({ ...call("POST"), signal: controller.signal });
+
+    expect(answer.data.data.id).toBe("created");
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("stops retrying when the caller aborts", async () => {
     server.fallback = { status: 503 };
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);

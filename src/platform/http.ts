@@ -66,6 +66,10 @@ export type HttpRequest<T> = {
   priority: Priority;
   /** May the request be repeated after it may have reached the server? Default: method !== "POST". */
   idempotent?: boolean;
+  /**
+   * Stops waiting (for the budget, before a retry) and starts no further attempt; an attempt already
+   * sent still runs to its answer or time-out, and its outcome is returned or thrown as usual.
+   */
   signal?: AbortSignal;
 };
 
@@ -118,7 +122,9 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   const prefix = base.pathname.replace(/\/+$/, "");
   const pool = new Pool(base.origin, { headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
 
-  async function attempt(method: HttpMethod, path: string, body: string | undefined, signal?: AbortSignal) {
+  // The caller's signal is not passed down: an attempt already sent runs to its answer or its time-out,
+  // so that shutdown never cuts a write off midway (and never makes a POST's outcome unknown).
+  async function attempt(method: HttpMethod, path: string, body: string | undefined) {
     const timeout = AbortSignal.timeout(timeoutMs);
     const headers: Record<string, string> = {
       authorization: options.authorization(),
@@ -133,7 +139,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         path,
         headers,
         body,
-        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+        signal: timeout,
       } as Dispatcher.RequestOptions);
       connected = true;
       const text = await answer.body.text();
@@ -162,7 +168,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       metrics?.apiBudgetWaitSeconds.observe({ api, priority }, (performance.now() - waitStart) / 1000);
 
       const sentAt = performance.now();
-      const result = await attempt(method, path, body, signal).finally(release);
+      const result = await attempt(method, path, body).finally(release);
       const seconds = (performance.now() - sentAt) / 1000;
       const code = result.kind === "answer" ? String(result.status) : result.timedOut ? "timeout" : "error";
       metrics?.apiRequests.inc({ ...labels, code });
@@ -214,8 +220,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
           { cause: result.error },
         );
         if (!idempotent && result.sent) throw unknownOutcome(method, route, reason, failure);
-        if (signal?.aborted) throw failure;
       }
+      if (signal?.aborted) throw failure;
 
       const backoff = random() * Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** (number - 1));
       const delayMs = Math.max(minDelayMs, backoff);
