@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -99,6 +99,19 @@ describe("the container image's recipe", () => {
     expect(user).toMatch(/^[1-9]\d*:[1-9]\d*$/);
     expect(execForm("ENTRYPOINT")).toEqual(["/usr/bin/tini", "--", "node", "/app/dist/cli.js"]);
     expect(execForm("CMD")).toEqual(["run"]);
+  });
+
+  it("lets through .dockerignore every file the Dockerfile copies from the build context", () => {
+    const ignore = readFileSync(join(repo, ".dockerignore"), "utf8").split("\n");
+    const letThrough = new Set(ignore.filter((line) => line.startsWith("!")).map((line) => line.slice(1)));
+    const copied = stages
+      .flatMap((stage) => stage.instructions)
+      .filter((i) => i.op === "COPY" && !i.args.startsWith("--from="))
+      .flatMap((i) => i.args.split(/\s+/).slice(0, -1));
+
+    expect(ignore).toContain("*");
+    expect(copied.filter((source) => !letThrough.has(source))).toEqual([]);
+    expect(copied.filter((source) => !existsSync(join(repo, source)))).toEqual([]);
   });
 
   it("installs production dependencies only, from the lockfile", () => {
