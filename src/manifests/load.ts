@@ -78,6 +78,9 @@ async function resolveRoot(dir: string): Promise<{ root: string; revision?: stri
     return isLink ? { root, revision: basename(root), isLink } : { root, isLink };
   } catch (error) {
     if (error instanceof ConfigError) throw error;
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") {
+      throw new ConfigError(`manifests folder ${dir} does not exist`, { cause: error });
+    }
     throw new ConfigError(
       `manifests folder ${dir} cannot be read: ${(error as NodeJS.ErrnoException).code}`,
       {

@@ -1,0 +1,75 @@
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const repo = join(import.meta.dirname, "..");
+
+/** Runs the built `driftless` with `args` and a clean environment plus `env`. */
+function driftless(args: string[], env: Record<string, string> = {}) {
+  const result = spawnSync(process.execPath, [join(repo, "dist", "cli.js"), ...args], {
+    encoding: "utf8",
+    cwd: repo,
+    env: { PATH: process.env.PATH ?? "", ...env },
+  });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+describe("driftless validate, the command CI runs", () => {
+  it("exits 0 on examples/", () => {
+    const result = driftless(["validate", "examples"]);
+
+    expect(result.stdout).toBe("12 valid manifests, no problems\n");
+    expect(result.code).toBe(0);
+  });
+
+  it("exits 1 and prints file:line:col  Kind/name  message", () => {
+    const result = driftless(["validate", "test/fixtures/bad/unknown-field"]);
+
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe(
+      "pipe.yaml:12:7  DataPipe/orders  spec.source.kafka.brokers: unknown field (not in the API's request body)\n" +
+        "1 problem; 0 valid manifests\n",
+    );
+  });
+
+  it("takes the folder from DRIFTLESS_MANIFESTS and prints one JSON document with --output json", () => {
+    const result = driftless(["validate", "--output", "json"], {
+      DRIFTLESS_MANIFESTS: "test/fixtures/bad/empty-roles",
+    });
+
+    const report = JSON.parse(result.stdout);
+    expect(result.code).toBe(1);
+    expect(report.valid).toBe(false);
+    expect(report.problems).toEqual([
+      {
+        file: "key.yaml",
+        line: 9,
+        col: 10,
+        resource: "ApiKey/ci",
+        field: "spec.roles",
+        message: "must hold at least one role",
+      },
+    ]);
+  });
+
+  it("checks that secrets exist with --resolve-secrets, without printing them", () => {
+    const args = ["validate", "examples", "--resolve-secrets", "--secrets-dir", "examples/secrets"];
+
+    const missing = driftless(args);
+    const present = driftless(args, { EXAMPLE_KAFKA_PASSWORD: "demo-kafka-password" });
+
+    expect(missing.code).toBe(1);
+    expect(missing.stdout).toContain(
+      "data-pipes/orders-from-kafka.yaml:18:19  DataPipe/orders-from-kafka  spec.source.kafka.credentials.password: secret fromEnv EXAMPLE_KAFKA_PASSWORD: the variable is not set or empty\n",
+    );
+    expect(present.code).toBe(0);
+    expect(present.stdout + present.stderr).not.toContain("demo-");
+  });
+
+  it("exits 1 with a clear message when the folder does not exist", () => {
+    const result = driftless(["validate", "no/such/folder"]);
+
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe("driftless: manifests folder no/such/folder does not exist\n");
+  });
+});
