@@ -1,4 +1,4 @@
-import { mkdtemp, readlink, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readlink, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { Registry } from "prom-client";
@@ -148,6 +148,23 @@ describe("git-sync link swaps", () => {
 
     expect(reconciler.passes).toHaveLength(3);
     expect(reconciler.passes[2]?.revision).toBe(layout?.revision);
+  });
+});
+
+describe("a link that does not exist yet", () => {
+  it("starts a pass when git-sync creates it after its first clone", async () => {
+    const root = await mkdtemp(join(tmpdir(), "driftless-late-link-"));
+    temporaryDirs.push(root);
+    const link = join(root, "link");
+    const { daemon, reconciler } = await start({ manifests: link });
+    await until(() => reconciler.passes.length === 1);
+    await daemon.loop.idle();
+
+    await mkdir(join(root, "rev-first"));
+    await symlink("rev-first", link);
+
+    await until(() => reconciler.passes.length === 2);
+    expect(reconciler.passes[1]?.revision).toBe("rev-first");
   });
 });
 

@@ -66,7 +66,13 @@ export async function watchSource(
   onChange: (change: SourceChange) => void,
   logger: Logger,
 ): Promise<SourceWatcher> {
-  const link = await findLink(dir);
+  // A folder that does not exist yet is most likely git-sync's link before its first clone: watch for
+  // it the same way, so its creation is the first revision.
+  const exists = await lstat(dir).then(
+    () => true,
+    () => false,
+  );
+  const link = (await findLink(dir)) ?? (exists ? undefined : resolve(dir));
   const watcher = link ? await watchLink(link, onChange) : await watchTree(resolve(dir), onChange);
   watcher.on("error", (error) => logger.warn({ err: error }, "file watcher error"));
   logger.info({ dir, link, mode: link ? "link swap" : "tree" }, "watching manifests");
