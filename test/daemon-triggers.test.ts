@@ -203,6 +203,24 @@ describe("POST /hooks/sync", () => {
     expect(reconciler.passes.slice(1).map((p) => p.options.trigger)).toEqual(["webhook", "webhook"]);
   });
 
+  it("makes one pass of a link swap and git-sync's webhook for the same revision", async () => {
+    const { daemon, reconciler, url, layout } = await start({ webhookToken: "s3cret-hook" });
+    await until(() => reconciler.passes.length === 1);
+    await daemon.loop.idle();
+
+    for (let i = 0; i < 5; i++) {
+      const revision = await layout?.publish({ "a.yaml": `# ${i}\n` });
+      await fetch(`${url}/hooks/sync/s3cret-hook`, {
+        method: "POST",
+        headers: { "gitsync-hash": revision ?? "" },
+      });
+      await sleep(400);
+      await daemon.loop.idle();
+    }
+
+    expect(reconciler.passes.slice(1).map((p) => p.options.trigger)).toEqual(Array(5).fill("webhook"));
+  });
+
   it("rejects a wrong or missing token with 401 and starts nothing", async () => {
     const { daemon, reconciler, url } = await start({ webhookToken: "s3cret-hook" });
     await until(() => reconciler.passes.length === 1);

@@ -58,6 +58,8 @@ export type PassLoopDeps = {
 export class PassLoop {
   private running: Promise<void> | undefined;
   private runningRevision: string | undefined;
+  /** The revision the last started pass read; a link swap to it (seen after a webhook) is old news. */
+  private lastRevision: string | undefined;
   private abort: AbortController | undefined;
   private pending: PassRequest | undefined;
   private pendingSince = 0;
@@ -85,6 +87,7 @@ export class PassLoop {
   request(request: PassRequest): void {
     if (this.stopped || !this.deps.leadership.isLeader()) return;
     if (this.running && request.revision !== undefined && request.revision === this.runningRevision) return;
+    if (this.isOldSwap(request)) return;
     this.pending = this.merge(this.pending, request);
     if (this.running) return;
     if (this.pending.immediate) this.startNow();
@@ -125,15 +128,23 @@ export class PassLoop {
     return ended;
   }
 
+  private isOldSwap(request: PassRequest): boolean {
+    return (
+      request.trigger === "watch" && request.revision !== undefined && request.revision === this.lastRevision
+    );
+  }
+
   private merge(current: PassRequest | undefined, next: PassRequest): PassRequest {
     if (!current) {
       this.pendingSince = Date.now();
       return { ...next };
     }
+    const onlySwaps = current.trigger === "watch" && next.trigger === "watch" && next.revision !== undefined;
     return {
       trigger: next.trigger,
       immediate: Boolean(current.immediate || next.immediate),
       reassert: Boolean(current.reassert || next.reassert),
+      ...(onlySwaps ? { revision: next.revision } : {}),
     };
   }
 
@@ -154,6 +165,8 @@ export class PassLoop {
     const request = this.pending;
     this.pending = undefined;
     if (!request || this.stopped || !this.deps.leadership.isLeader()) return;
+    // Link swaps seen while a pass ran, to the revision that pass read (the webhook came first).
+    if (this.isOldSwap(request)) return;
     this.running = this.run(request).finally(() => {
       this.running = undefined;
       this.runningRevision = undefined;
@@ -173,6 +186,7 @@ export class PassLoop {
     const started = performance.now();
     try {
       this.runningRevision = await this.deps.currentRevision();
+      this.lastRevision = this.runningRevision;
       const result = await this.deps.reconciler.pass({
         trigger: request.trigger,
         reassert: request.reassert ?? false,
