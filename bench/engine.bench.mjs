@@ -1,0 +1,207 @@
+// The engine's measures, printed beside their targets:
+// 1. 1,000 and 10,000 unchanged resources: requests sent by `driftless apply` (target 0), wall time of
+//    `driftless plan` as a user runs it (target < 2 s for 10,000), and the peak memory of a plan;
+// 2. 100 changed resources under the default rate limit: wall time of `driftless apply` against the
+//    bound N / rate of driftless's own budget, and 429s received (targets: within 10%, zero).
+// BENCH_QUICK=1 runs with 20 changed resources instead of 100 (the second measure takes about 2 min).
+import { spawn } from "node:child_process";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const repo = fileURLToPath(new URL("..", import.meta.url));
+const CLI = join(repo, "dist", "cli.js");
+const dist = (path) => import(join(repo, "dist", path));
+const { startSimulator, defaultFixture, defaultIds: ids } = await dist("simulator/index.js");
+const { createReconciler } = await dist("reconcile/engine.js");
+const { createFileStore } = await dist("state/file-store.js");
+const { createLogger } = await dist("telemetry/logger.js");
+const { MANAGEMENT_BUDGET } = await dist("platform/budget.js");
+
+const CHANGED = process.env.BENCH_QUICK ? 20 : 100;
+const mib = (bytes) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
+const uuid = (i, tag) => `${tag}-0000-4000-8000-${String(i).padStart(12, "0")}`;
+
+/** One manifest of a mix of kinds: API keys, kafka pipes with settings, dashboards of three tiles. */
+function manifest(i) {
+  const head = (kind) => `apiVersion: driftless/v1\nkind: ${kind}\nmetadata:\n  name: r-${i}\nspec:\n`;
+  if (i % 5 < 2) {
+    return `${head("ApiKey")}  organizationId: ${ids.organizationId}\n  keyId: ${uuid(i, "0a0b0c0d")}\n  name: key-${i}\n  roles: [developer]\n  ipAccessList:\n    - {source: 203.0.113.0/24, description: CI}\n`;
+  }
+  if (i % 5 < 4) {
+    return `${head("DataPipe")}  organizationId: ${ids.organizationId}\n  serviceId: ${ids.serviceId}\n  dataPipeId: ${uuid(i, "1a1b1c1d")}\n  name: pipe-${i}\n  source:\n    kafka:\n      iamRole: arn:aws:iam::1:role/r${i}\n  fieldMappings:\n    - {sourceField: id, destinationField: order_id}\n  settings:\n    streaming_max_insert_wait_ms: 500\n    engine_max_threads: 4\n`;
+  }
+  const tile = (k) =>
+    `    - {key: t${k}, name: "Tile ${k}", x: ${k * 4}, y: 0, w: 4, h: 3, series: [{type: time, dataSource: events, aggFn: count, where: "kind:t${k}"}]}`;
+  return `${head("Dashboard")}  dashboardId: d${i}\n  name: Dashboard ${i}\n  tags: [bench]\n  tiles:\n${[0, 1, 2].map(tile).join("\n")}\n`;
+}
+
+async function writeManifests(dir, count) {
+  await mkdir(dir, { recursive: true });
+  const perFile = 50;
+  for (let f = 0; f * perFile < count; f++) {
+    const docs = [];
+    for (let i = f * perFile; i < Math.min(count, (f + 1) * perFile); i++) docs.push(manifest(i));
+    await writeFile(join(dir, `m-${f}.yaml`), docs.join("---\n"));
+  }
+}
+
+/** Applies once through the real engine with an instant in-memory platform, so the state is genuine. */
+async function seedState(manifests, stateDir) {
+  const file = createFileStore(stateDir);
+  // The engine saves after every write; a seed of 10,000 writes keeps the last state and saves it once.
+  let latest;
+  const store = {
+    load: () => file.load(),
+    save: async (state) => {
+      latest = state;
+    },
+    close: async () => {},
+  };
+  const send = async (request) => {
+    const body = request.body;
+    const tiles = Array.isArray(body.tiles)
+      ? body.tiles.map((t, i) => ({ ...t, id: t.id ?? `tile-${i}` }))
+      : undefined;
+    return { result: { id: request.params.id ?? "x", ...body, ...(tiles ? { tiles } : {}) } };
+  };
+  const reconciler = createReconciler({
+    manifests,
+    store,
+    send,
+    secrets: { env: {}, secretsDir: manifests },
+    logger: createLogger("silent"),
+    concurrency: 64,
+  });
+  const result = await reconciler.pass({ trigger: "bench" });
+  await file.save(latest);
+  await file.close();
+  if (!result.ok)
+    throw new Error(`seeding failed: ${JSON.stringify(result.statuses.find((s) => s.status !== "Synced"))}`);
+}
+
+/** Runs the CLI; resolves with its exit code, output and wall time. */
+function cli(args, env) {
+  return new Promise((resolve) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { PATH: process.env.PATH ?? "", DRIFTLESS_LOG_LEVEL: "error", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c) => (stdout += c));
+    child.stderr.on("data", (c) => (stderr += c));
+    child.on("close", (code) => resolve({ code, stdout, stderr, ms: performance.now() - started }));
+  });
+}
+
+/** Peak resident memory of a plan run in its own process (the CLI's code path, measured from inside). */
+function planPeakMemory(manifests, stateDir) {
+  const script = `
+    const { planPass } = await import(${JSON.stringify(join(repo, "dist/reconcile/engine.js"))});
+    const { createFileStore } = await import(${JSON.stringify(join(repo, "dist/state/file-store.js"))});
+    const { createLogger } = await import(${JSON.stringify(join(repo, "dist/telemetry/logger.js"))});
+    const store = createFileStore(${JSON.stringify(stateDir)}, { readOnly: true });
+    const report = await planPass({ manifests: ${JSON.stringify(manifests)}, store, secrets: { env: {}, secretsDir: "/" }, logger: createLogger("silent") });
+    console.log(JSON.stringify({ maxRss: process.resourceUsage().maxRSS * 1024, sends: report.resources.filter((r) => r.outcome !== "none").length }));`;
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let out = "";
+    child.stdout.on("data", (c) => (out += c));
+    child.on("close", () => resolve(JSON.parse(out)));
+  });
+}
+
+async function unchanged(count) {
+  const root = await mkdtemp(join(tmpdir(), "driftless-bench-engine-"));
+  const manifests = join(root, "manifests");
+  const stateDir = join(root, "state");
+  await writeManifests(manifests, count);
+  await seedState(manifests, stateDir);
+  const sim = await startSimulator({ rateLimit: { management: false, observability: false } });
+  const env = {
+    DRIFTLESS_MANIFESTS: manifests,
+    DRIFTLESS_STATE_DIR: stateDir,
+    DRIFTLESS_SECRETS_DIR: root,
+    DRIFTLESS_MANAGEMENT_URL: sim.managementUrl,
+    DRIFTLESS_OBSERVABILITY_URL: sim.observabilityUrl,
+    DRIFTLESS_MANAGEMENT_KEY_ID: sim.credentials.managementKeyId,
+    DRIFTLESS_MANAGEMENT_KEY_SECRET: sim.credentials.managementKeySecret,
+    DRIFTLESS_OBSERVABILITY_TOKEN: sim.credentials.observabilityToken,
+  };
+  try {
+    const plan = await cli(["plan"], env);
+    const apply = await cli(["apply"], env);
+    const memory = await planPeakMemory(manifests, stateDir);
+    if (plan.code !== 0)
+      console.log(`  plan exited ${plan.code}: ${plan.stdout.slice(-300)}${plan.stderr.slice(-300)}`);
+    console.log(`unchanged resources: ${count}`);
+    console.log(`  requests sent by apply:  ${sim.requests.length}  (target 0; apply exit ${apply.code})`);
+    console.log(
+      `  plan wall time (CLI):    ${(plan.ms / 1000).toFixed(2)} s  (target < 2 s for 10,000; exit ${plan.code}, target 0)`,
+    );
+    console.log(`  apply wall time (CLI):   ${(apply.ms / 1000).toFixed(2)} s  (no target)`);
+    console.log(
+      `  plan peak memory (RSS):  ${mib(memory.maxRss)}  (no target; plans with a request: ${memory.sends})`,
+    );
+  } finally {
+    await sim.close();
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+async function changedUnderRateLimit(count) {
+  const root = await mkdtemp(join(tmpdir(), "driftless-bench-engine-"));
+  const manifests = join(root, "manifests");
+  await mkdir(manifests);
+  const fixture = defaultFixture();
+  for (let i = 0; i < count; i++) {
+    fixture.keys.push({
+      id: uuid(i, "0e0e0e0e"),
+      organizationId: ids.organizationId,
+      name: `key-${i}`,
+      roles: ["developer"],
+      keySuffix: "0000",
+      createdAt: "2025-01-01T00:00:00Z",
+    });
+    await writeFile(
+      join(manifests, `k${i}.yaml`),
+      `apiVersion: driftless/v1\nkind: ApiKey\nmetadata:\n  name: k-${i}\nspec:\n  organizationId: ${ids.organizationId}\n  keyId: ${uuid(i, "0e0e0e0e")}\n  name: key-${i}-renamed\n`,
+    );
+  }
+  // The simulator's default limits are the platform's: 10 per 10 s (management).
+  const sim = await startSimulator({ fixture });
+  try {
+    const apply = await cli(["apply"], {
+      DRIFTLESS_MANIFESTS: manifests,
+      DRIFTLESS_STATE_DIR: join(root, "state"),
+      DRIFTLESS_SECRETS_DIR: root,
+      DRIFTLESS_MANAGEMENT_URL: sim.managementUrl,
+      DRIFTLESS_OBSERVABILITY_URL: sim.observabilityUrl,
+      DRIFTLESS_MANAGEMENT_KEY_ID: sim.credentials.managementKeyId,
+      DRIFTLESS_MANAGEMENT_KEY_SECRET: sim.credentials.managementKeySecret,
+      DRIFTLESS_OBSERVABILITY_TOKEN: sim.credentials.observabilityToken,
+    });
+    const rate = MANAGEMENT_BUDGET.requests / (MANAGEMENT_BUDGET.windowMs / 1000);
+    const bound = count / rate;
+    const seconds = apply.ms / 1000;
+    const limited = sim.requests.filter((r) => r.status === 429).length;
+    console.log(`changed resources under the default rate limit: ${count}`);
+    console.log(`  requests sent:           ${sim.requests.length}  (apply exit ${apply.code}, target 0)`);
+    console.log(
+      `  apply wall time:         ${seconds.toFixed(1)} s  vs bound N/rate = ${count}/${rate.toFixed(1)} per s = ${bound.toFixed(1)} s: ${(((seconds - bound) / bound) * 100).toFixed(1)}%  (target within 10%)`,
+    );
+    console.log(`  429s received:           ${limited}  (target 0)`);
+  } finally {
+    await sim.close();
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+await unchanged(1_000);
+await unchanged(10_000);
+await changedUnderRateLimit(CHANGED);
