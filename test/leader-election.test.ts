@@ -28,7 +28,10 @@ afterEach(async () => {
 });
 
 /** An elector with its own client, whose requests carry its identity as their token. */
-function elector(identity: string, extra: { metrics?: ReturnType<typeof createMetrics> } = {}) {
+function elector(
+  identity: string,
+  extra: { metrics?: ReturnType<typeof createMetrics>; clock?: () => number } = {},
+) {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromString(fake.kubeconfig(identity));
   const created = createLeaseLeadership({
@@ -146,6 +149,22 @@ describe("leader election on a Lease", () => {
     expect(Date.now()).toBeLessThan(heldUntil);
     expect(leaseSpec()).toMatchObject({ holderIdentity: "replica-a" });
     expect(b.isLeader()).toBe(false);
+  });
+
+  it("stays safe when a candidate's clock runs ahead by less than leaseDuration - renewDeadline", async () => {
+    const a = elector("replica-a");
+    await watch([a], () => a.isLeader(), 3000);
+    // 0.3 s ahead, within the 0.5 s margin of these durations (5 s with the defaults).
+    const b = elector("replica-b", { clock: () => Date.now() + 300 });
+    const changes = recordChanges(a, b);
+    await sleep(2 * RETRY_MS);
+
+    fake.setFault("reset", (r) => r.token === "replica-a");
+    await watch([a, b], () => b.isLeader(), 3 * LEASE_MS);
+
+    const steppedDown = changes.find((c) => c.identity === "replica-a" && !c.leader);
+    const tookOver = changes.find((c) => c.identity === "replica-b" && c.leader);
+    expect(steppedDown && tookOver && steppedDown.at < tookOver.at).toBe(true);
   });
 
   it("steps down a leader whose requests hang, at the renew deadline", async () => {

@@ -84,6 +84,7 @@ export function createLeaseLeadership(options: LeaseLeadershipOptions): LeaseLea
     leader = next;
     metrics?.leader.set(next ? 1 : 0);
     if (next) log.info({ why }, "became leader");
+    else if (stopping.signal.aborted) log.info({ why }, "stopped being leader");
     else log.warn({ why }, "stopped being leader");
     for (const listener of listeners) {
       try {
