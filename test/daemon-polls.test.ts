@@ -229,3 +229,15 @@ describe("backup polls", () => {
     expect(await series("driftless_backup_last_size_bytes")).toEqual([]);
   });
 });
+
+describe("a replica that stops leading", () => {
+  it("removes every alert and backup series it exported", async () => {
+    await poller.poll([dashboard, alertWatch(), backupWatch("26h")]);
+
+    poller.clear();
+
+    expect(await series("driftless_alert_state")).toEqual([]);
+    expect(await series("driftless_backup_stale")).toEqual([]);
+    expect(await series("driftless_backup_last_finished_timestamp_seconds")).toEqual([]);
+  });
+});

@@ -108,6 +108,11 @@ export async function startDaemon(deps: DaemonDeps): Promise<Daemon> {
   metrics.leader.set(leadership.isLeader() ? 1 : 0);
   const removeLeaderListener = leadership.onChange((leader) => {
     metrics.leader.set(leader ? 1 : 0);
+    // The new leader polls now; this replica's last figures would soon be stale.
+    if (!leader) {
+      poller.clear();
+      board.recordWatches([]);
+    }
     logger.info({ leader }, leader ? "leadership acquired" : "leadership lost");
   });
 

@@ -81,16 +81,28 @@ export class Poller {
     for (const name of [...this.alertSeries.keys()]) if (!seenAlerts.has(name)) this.removeAlert(name);
     for (const [key, labels] of [...this.backupSeries]) {
       if (seenBackups.has(key)) continue;
-      for (const gauge of [
-        metrics.backupStale,
-        metrics.backupLastFinished,
-        metrics.backupSizeBytes,
-        metrics.backupDurationSeconds,
-      ])
-        gauge.remove(labels);
+      this.removeBackup(labels);
       this.backupSeries.delete(key);
     }
     return statuses;
+  }
+
+  /** Removes every series this poller set (a replica that stops leading must not export stale ones). */
+  clear(): void {
+    for (const name of [...this.alertSeries.keys()]) this.removeAlert(name);
+    for (const labels of this.backupSeries.values()) this.removeBackup(labels);
+    this.backupSeries.clear();
+  }
+
+  private removeBackup(labels: Labels): void {
+    const { metrics } = this.deps;
+    for (const gauge of [
+      metrics.backupStale,
+      metrics.backupLastFinished,
+      metrics.backupSizeBytes,
+      metrics.backupDurationSeconds,
+    ])
+      gauge.remove(labels);
   }
 
   private counted(status: WatchStatus): WatchStatus {
