@@ -1,9 +1,7 @@
 import { Registry } from "prom-client";
 import type { Config } from "../config.js";
 import { startDaemon } from "../daemon/daemon.js";
-import { loadKubeConfig, namespaceOf } from "../leader/kubernetes-client.js";
 import { type Leadership, soleLeader } from "../leader/leadership.js";
-import { createLeaseLeadership } from "../leader/lease.js";
 import { loadManifests } from "../manifests/load.js";
 import { createReconciler } from "../reconcile/engine.js";
 import type { StateStore } from "../state/store.js";
@@ -40,7 +38,7 @@ export async function runCommand(config: Config, io: Io): Promise<number> {
     cleanups.push(() => platform.close());
     const store = createStateStore(config, { logger });
     cleanups.push(() => store.close());
-    const leadership = createLeadership(config, logger, metrics);
+    const leadership = await createLeadership(config, logger, metrics);
     cleanups.push(() => leadership.stop());
     // Without election this process is the only writer: a locked or corrupt state stops it now.
     if (!config.leaderElect) await store.load();
@@ -100,12 +98,15 @@ export async function runCommand(config: Config, io: Io): Promise<number> {
   }
 }
 
-function createLeadership(
+async function createLeadership(
   config: Config,
   logger: Logger,
   metrics: ReturnType<typeof createMetrics>,
-): Leadership {
+): Promise<Leadership> {
   if (!config.leaderElect) return soleLeader();
+  // Imported only here: the Kubernetes client takes seconds to load, which a single replica need not pay.
+  const { loadKubeConfig, namespaceOf } = await import("../leader/kubernetes-client.js");
+  const { createLeaseLeadership } = await import("../leader/lease.js");
   const kubeConfig = loadKubeConfig();
   return createLeaseLeadership({
     kubeConfig,
