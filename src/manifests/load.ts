@@ -1,12 +1,13 @@
-import { readFileSync, statSync } from "node:fs";
 import { lstat, realpath } from "node:fs/promises";
 import { basename } from "node:path";
 import { ConfigError } from "../errors.js";
 import type { Manifest } from "./manifest.js";
-import { DEFAULT_PARSE_LIMITS, type ParseLimits, parseManifestFile } from "./parse.js";
+import { DEFAULT_PARSE_LIMITS, type ParseLimits } from "./parse.js";
+import { withPositions } from "./positions.js";
 import { type Problem, sortProblems } from "./problem.js";
+import { readManifestFiles } from "./read-file.js";
 import { checkReferences } from "./references.js";
-import { type FoundFile, walkManifests } from "./walk.js";
+import { walkManifests } from "./walk.js";
 
 export type ManifestSet = {
   /** The real folder every file of this set was read from (a symlinked root resolved once). */
@@ -32,9 +33,6 @@ export type LoadOptions = {
 
 export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
 
-// Files read between two turns of the event loop.
-const BATCH = 200;
-
 /**
  * Reads and validates every manifest under `dir`. Never stops at the first problem: each file and
  * each document is checked on its own and all problems are returned. Throws ConfigError only when
@@ -48,22 +46,16 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   const limits = options.limits ?? DEFAULT_PARSE_LIMITS;
 
-  const perFile: Manifest[][] = [];
-  for (let start = 0; start < walk.files.length; start += BATCH) {
-    // Small files are read faster synchronously than through the thread pool; between batches the
-    // event loop runs, so the daemon still answers /healthz during a large pass.
-    if (start > 0) await new Promise((resolve) => setImmediate(resolve));
-    for (const found of walk.files.slice(start, start + BATCH)) {
-      const text = readText(found, maxFileBytes, problems);
-      if (text === VANISHED) superseded = true;
-      if (text === undefined || text === VANISHED) continue;
-      const parsed = parseManifestFile(found.file, text, limits);
-      perFile.push(parsed.manifests);
-      problems.push(...parsed.problems);
-    }
+  const outcomes = await readManifestFiles(walk.files, { maxFileBytes, limits });
+  const manifests: Manifest[] = [];
+  for (const outcome of outcomes) {
+    if (outcome.vanished) superseded = true;
+    problems.push(...outcome.problems);
+    if (outcome.text !== undefined)
+      manifests.push(...withPositions(outcome.file, outcome.text, outcome.manifests));
   }
 
-  const checked = checkReferences(perFile.flat());
+  const checked = checkReferences(manifests);
   problems.push(...checked.problems);
   // git-sync swaps the link atomically; if it moved during the pass, this set is already old.
   if (isLink && (await realpath(dir).catch(() => undefined)) !== root) superseded = true;
@@ -87,41 +79,5 @@ async function resolveRoot(dir: string): Promise<{ root: string; revision?: stri
         cause: error,
       },
     );
-  }
-}
-
-const utf8 = new TextDecoder("utf-8", { fatal: true });
-
-const VANISHED = Symbol("vanished");
-
-/** The file's text; undefined when it is refused (with a problem); VANISHED when it is gone. */
-function readText(
-  found: FoundFile,
-  maxFileBytes: number,
-  problems: Problem[],
-): string | undefined | typeof VANISHED {
-  const refuse = (message: string) => {
-    problems.push({ file: found.file, line: 1, col: 1, message });
-    return undefined;
-  };
-  let bytes: Buffer;
-  try {
-    const { size } = statSync(found.path);
-    if (size > maxFileBytes)
-      return refuse(`file is ${size} bytes, over the ${maxFileBytes}-byte limit: not read`);
-    bytes = readFileSync(found.path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return VANISHED;
-    return refuse(`cannot read file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
-  }
-  // The file may have grown since it was measured.
-  if (bytes.length > maxFileBytes) {
-    return refuse(`file is ${bytes.length} bytes, over the ${maxFileBytes}-byte limit: not read`);
-  }
-  if (bytes.includes(0)) return refuse("binary file (it holds NUL bytes): not YAML text");
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    return refuse("binary file (not UTF-8 text): not YAML text");
   }
 }

@@ -11,7 +11,7 @@ import {
   type Locate,
   type Manifest,
 } from "./manifest.js";
-import { documentStart, hasContent, locator, parseYaml, type YamlFile } from "./positions.js";
+import { documentStart, isDocument, locator, parseYaml, type YamlFile } from "./positions.js";
 import type { Problem } from "./problem.js";
 
 /** Limits on what one file may make the parser do; a manifest is small and flat. */
@@ -24,7 +24,13 @@ export type ParseLimits = {
 
 export const DEFAULT_PARSE_LIMITS: ParseLimits = { maxAliases: 100, maxDepth: 32 };
 
-export type ParsedFile = { manifests: Manifest[]; problems: Problem[] };
+/**
+ * A valid manifest as parsed, before positions are attached: plain data, so it can cross from a
+ * worker thread. `ordinal` is its document's index among the file's non-empty documents.
+ */
+export type ParsedManifest = Pick<Manifest, "kind" | "name" | "labels" | "spec"> & { ordinal: number };
+
+export type ParsedFile = { manifests: ParsedManifest[]; problems: Problem[] };
 
 const ENVELOPE = "a manifest is a mapping with apiVersion, kind, metadata and spec";
 
@@ -58,16 +64,19 @@ const messages: z.core.$ZodErrorMap = (issue) => {
  * give every problem its line and column.
  */
 export function parseManifestFile(file: string, text: string, limits = DEFAULT_PARSE_LIMITS): ParsedFile {
-  const fast = parseFast(file, text);
+  const fast = parseFast(text);
   if (fast) return { manifests: fast, problems: [] };
   const yaml = parseYaml(file, text);
   const result: ParsedFile = { manifests: [], problems: [] };
-  for (const doc of yaml.documents) parseDocument(doc, yaml.at, limits, result);
+  yaml.documents.filter(isDocument).forEach((doc, ordinal) => {
+    parseDocument(doc, ordinal, yaml.at, limits, result);
+  });
   return result;
 }
 
 function parseDocument(
   doc: Document.Parsed,
+  ordinal: number,
   at: YamlFile["at"],
   limits: ParseLimits,
   result: ParsedFile,
@@ -89,8 +98,8 @@ function parseDocument(
     }
     return;
   }
-  // An empty document (a trailing `---`, a file of comments) is not a manifest and not a problem.
-  if (!hasContent(doc) || !doc.contents) return;
+  // Empty documents (a trailing `---`, a file of comments) were left out by the caller.
+  if (!doc.contents) return;
 
   const deep = tooDeep(doc.contents, limits.maxDepth);
   if (deep) {
@@ -130,9 +139,8 @@ function parseDocument(
     name: data.metadata.name,
     labels: data.metadata.labels ?? {},
     spec: data.spec,
-    position: start,
-    locate,
-  } as Manifest);
+    ordinal,
+  } as ParsedManifest);
 }
 
 /**

@@ -9,7 +9,8 @@ import {
   parseAllDocuments,
 } from "yaml";
 import type { Position } from "../errors.js";
-import type { FieldPath, Locate } from "./manifest.js";
+import type { FieldPath, Locate, Manifest } from "./manifest.js";
+import type { ParsedManifest } from "./parse.js";
 
 /** A file parsed by the yaml library, which knows where every node is. */
 export type YamlFile = {
@@ -70,4 +71,42 @@ function offsetOf(doc: Document.Parsed, path: FieldPath, key: boolean): number {
     }
   }
   return offset;
+}
+
+/**
+ * Whether a document counts when numbering a file's documents: it holds something, or it is broken.
+ * Both readers of a file number documents this way, so an ordinal means the same document to both.
+ */
+export const isDocument = (doc: Document.Parsed): boolean => doc.errors.length > 0 || hasContent(doc);
+
+type Where = { position: Position; locate: Locate };
+
+/**
+ * Manifests with their positions, computed on first use by one yaml parse of the file's text: most
+ * manifests are valid and most positions are never asked for.
+ */
+export function withPositions(file: string, text: string, parsed: readonly ParsedManifest[]): Manifest[] {
+  let located: Where[] | undefined;
+  const whereOf = (ordinal: number): Where => {
+    if (!located) {
+      const yaml = parseYaml(file, text);
+      located = yaml.documents
+        .filter(isDocument)
+        .map((doc) => ({ position: documentStart(doc, yaml.at), locate: locator(doc, yaml.at) }));
+    }
+    const start = { file, line: 1, col: 1 };
+    return located[ordinal] ?? { position: start, locate: () => start };
+  };
+  return parsed.map(({ ordinal, ...manifest }) => {
+    let memo: Where | undefined;
+    const where = () => {
+      memo ??= whereOf(ordinal);
+      return memo;
+    };
+    const locate: Locate = (path, options) => where().locate(path, options);
+    return Object.defineProperties(manifest, {
+      position: { get: () => where().position, enumerable: true },
+      locate: { value: locate, enumerable: false },
+    }) as Manifest;
+  });
 }
