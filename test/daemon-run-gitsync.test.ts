@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import {
   apiKey,
   files,
-  KEY_ROUTE,
   metricsOf,
   passesFinished,
   statusOf,
