@@ -161,6 +161,8 @@ describe("two replicas with leader election", () => {
     const { leader: a, follower: b } = await leaderAndFollower();
     const serverId = savedState()?.resources["ReversePrivateEndpoint/orders-msk"]?.serverId;
     const followerStatus = await statusOf(b);
+    const followerHealth = (await fetch(`${b.url}/healthz`)).status;
+    const followerMetrics = await (await fetch(`${b.url}/metrics`)).text();
 
     // The leader's pod dies: no release, its lease runs out. Its last renewal is made 15 s old, as if
     // the lease duration had passed, so that the test does not wait for it.
@@ -175,6 +177,9 @@ describe("two replicas with leader election", () => {
     await watch([b], ([s]) => synced(s), 15_000);
 
     expect(followerStatus).toMatchObject({ leader: false, readyz: 200 });
+    expect(followerHealth).toBe(200);
+    expect(followerMetrics).toMatch(/^driftless_leader 0$/m);
+    expect(await (await fetch(`${b.url}/metrics`)).text()).toMatch(/^driftless_leader 1$/m);
     expect(serverId).toEqual(expect.any(String));
     expect(tookOverAfter).toBeLessThanOrEqual(1.2 * RETRY_MS + 1000);
     expect(fake.get("leases", NAMESPACE, "driftless-leader")?.spec).toMatchObject({
