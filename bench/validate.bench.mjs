@@ -82,7 +82,7 @@ for (const count of [1_000, 10_000]) {
     if (cli.status !== 0) throw new Error(`validate exited ${cli.status}: ${cli.stdout}${cli.stderr}`);
 
     const verdict = (s) =>
-      count === 10_000 ? (s < TARGET_SECONDS ? "meets" : "MISSES") + ` the ${TARGET_SECONDS} s target` : "";
+      count === 10_000 ? `${s < TARGET_SECONDS ? "meets" : "MISSES"} the ${TARGET_SECONDS} s target` : "";
     console.log(
       `validate ${count} manifests in-process: ${seconds.toFixed(2)} s, ${Math.round(count / seconds)} manifests/s, ` +
         `CPU ${cpuSeconds.toFixed(2)} s, peak RSS ${mb(peak)} (+${mb(peak - before)}) ${verdict(seconds)}`,

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadManifests } from "../src/manifests/load.js";
+import { positionOf } from "../src/manifests/manifest.js";
 import { createGitSyncLayout } from "./helpers/git-sync-layout.js";
 
 let dir: string;
@@ -74,5 +75,36 @@ describe("loading a git-sync link", () => {
 
     expect(set.superseded).toBe(true);
     expect(set.revision).not.toBe(layout.revision);
+  });
+});
+
+describe("the two readers of a file", () => {
+  it("give the same manifests and positions with or without anchors", async () => {
+    const root = join(dir, "manifests");
+    await mkdir(root);
+    const doc = (name: string, labels: string) =>
+      `# a comment first\napiVersion: driftless/v1\nkind: Dashboard\nmetadata:\n  name: ${name}\n  labels: ${labels}\nspec:\n  dashboardId: d-${name}\n  name: Board\n  tiles:\n    - key: a\n      name: A\n      x: 0\n      y: 0\n      w: 6\n      h: 3\n      series: [{type: time, dataSource: events, aggFn: count, where: "level:error"}]\n`;
+    // Anchors send a file down the careful path; without them it takes the fast one.
+    await writeFile(join(root, "plain.yaml"), `---\n${doc("plain", "{team: data}")}`);
+    await writeFile(join(root, "anchored.yaml"), `---\n${doc("anchored", "&labels {team: data}")}`);
+
+    const set = await loadManifests(root);
+
+    const [anchored, plain] = set.manifests;
+    expect(set.problems).toEqual([]);
+    expect(anchored?.labels).toEqual(plain?.labels);
+    expect(anchored?.spec).toEqual({ ...(plain?.spec as object), dashboardId: "d-anchored" });
+    expect(anchored?.position).toEqual({ file: "anchored.yaml", line: 3, col: 1 });
+    expect(plain?.position).toEqual({ file: "plain.yaml", line: 3, col: 1 });
+    expect(plain && positionOf(plain, ["spec", "tiles", 0, "w"])).toEqual({
+      file: "plain.yaml",
+      line: 16,
+      col: 10,
+    });
+    expect(anchored && positionOf(anchored, ["spec", "tiles", 0, "w"])).toEqual({
+      file: "anchored.yaml",
+      line: 16,
+      col: 10,
+    });
   });
 });
