@@ -67,10 +67,10 @@ export const dashboardPlanner: KindPlanner = {
     const desired = withIds(spec, record);
     const tiles = desired.tiles as Tile[];
     const allKnown = tiles.every((tile) => tile.id !== undefined);
-    const changes = describe(desired, record?.applied);
-    if (allKnown && same(desired, record?.applied) && !context.reassert) {
+    if (allKnown && !context.reassert && same(desired, record?.applied)) {
       return { kind, name, outcome: "none", reason: "in sync", changes: [] };
     }
+    const changes = describe(desired, record?.applied);
     const body: Record<string, unknown> = {
       name: desired.name,
       tiles: tiles.map((tile) => omit(tile, ["key"])),

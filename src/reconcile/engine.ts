@@ -170,19 +170,27 @@ export async function planPass(
   const allow = new Set(options.allowCreate ?? []);
   const resources: PlanView[] = [];
   for (const phase of PHASES) {
-    const manifests = pass.set.manifests.filter((m) => phase.includes(m.kind));
-    const views = await forEachLimited(manifests, 16, async (m): Promise<PlanView> => {
+    for (const m of pass.set.manifests) {
+      if (!phase.includes(m.kind)) continue;
       const id = resourceId(m);
       const record = pass.state.resources[id];
       try {
-        const spec = await resolveDesired(m.spec as Record<string, unknown>, deps.secrets, pass.state.salt);
+        const resolved = resolveDesired(m.spec as Record<string, unknown>, deps.secrets, pass.state.salt);
+        const spec = resolved instanceof Promise ? await resolved : resolved;
         const context = { ...base, reassert: options.reassert ?? false, allowCreate: allow.has(id) };
-        return viewOf(planResource({ kind: m.kind, name: m.name, spec, record, context }), record?.applied);
+        resources.push(
+          viewOf(planResource({ kind: m.kind, name: m.name, spec, record, context }), record?.applied),
+        );
       } catch (error) {
-        return { kind: m.kind, name: m.name, outcome: "refuse", reason: messageOf(error), changes: [] };
+        resources.push({
+          kind: m.kind,
+          name: m.name,
+          outcome: "refuse",
+          reason: messageOf(error),
+          changes: [],
+        });
       }
-    });
-    resources.push(...views);
+    }
   }
   return {
     ...(pass.set.revision ? { revision: pass.set.revision } : {}),
