@@ -10,7 +10,6 @@ export function manifestJsonSchema(): Record<string, unknown> {
   const schema = z.toJSONSchema(ManifestDocument, { target: "draft-7", io: "input", unrepresentable: "any" });
   return {
     ...schema,
-    $id: "https://driftless.dev/schemas/manifest-v1.json",
     title: "driftless manifest",
     description: "One driftless/v1 manifest document. Validate a folder with `driftless validate`.",
   };
