@@ -109,6 +109,23 @@ describe("the Kubernetes state store", () => {
     expect(storedState()).toEqual(stateWith("abc", ["from-a"]));
   });
 
+  it("refuses a pass's save even when the same replica reloaded the newer state for something else", async () => {
+    const store = replica();
+    const other = replica();
+    await store.load();
+    await store.save(stateWith("abc", ["first"]));
+    const passState = await store.load();
+    await other.load();
+    await other.save(stateWith("abc", ["from-the-other-writer"]));
+    await store.load(); // e.g. a poll reading tile ids
+    passState.resources["ApiKey/late"] = { kind: "ApiKey", name: "late" };
+
+    const failure = await store.save(passState).catch((e: unknown) => e);
+
+    expect((failure as Error).message).toMatch(/^another writer changed the state/);
+    expect(storedState()).toEqual(stateWith("abc", ["from-the-other-writer"]));
+  });
+
   it("refuses a save when another writer created the Secret after this one found none", async () => {
     const a = replica();
     const b = replica();

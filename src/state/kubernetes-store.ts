@@ -56,8 +56,15 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const where = `Secret ${namespace}/${name}`;
   const log = logger.child({ stateStore: "kubernetes", secret: `${namespace}/${name}` });
-  // The resourceVersion this store last read or wrote; undefined while the Secret does not exist.
-  let resourceVersion: string | undefined;
+  /**
+   * The resourceVersion each loaded state was read at (then last saved at), "" when there was no
+   * Secret. A save is conditional on its state's own version, so a load made in between for another
+   * purpose (a poll reading tile ids) cannot make a stale pass overwrite another writer's state.
+   */
+  const versions = new WeakMap<State, string>();
+  /** The version this store last read or wrote, for states it did not hand out itself. */
+  let latest = "";
+  let warnedSize = false;
   /** The state of a store that has none saved yet, made once so its salt does not change per load. */
   let fresh: State | undefined;
   let writes: Promise<void> = Promise.resolve();
@@ -70,6 +77,11 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
     fresh ??= newState();
     return structuredClone(fresh);
   };
+  const loaded = (state: State, version: string) => {
+    latest = version;
+    versions.set(state, version);
+    return state;
+  };
 
   async function load(): Promise<State> {
     open();
@@ -81,16 +93,15 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
       );
     } catch (error) {
       if (statusOf(error) === 404) {
-        resourceVersion = undefined;
         log.info("no state Secret yet: starting from an empty state");
-        return empty();
+        return loaded(empty(), "");
       }
       throw new StateError(`cannot read the state ${where}: ${reasonOf(error)}`, { cause: error });
     }
-    resourceVersion = secret.metadata?.resourceVersion;
+    const version = secret.metadata?.resourceVersion ?? "";
     const encoded = secret.data?.[STATE_KEY];
     // A Secret created empty ahead of time (e.g. by a deployment tool) is a new state, not corruption.
-    if (!encoded) return empty();
+    if (!encoded) return loaded(empty(), version);
     let json: string;
     try {
       json = (await gunzipAsync(Buffer.from(encoded, "base64"))).toString("utf8");
@@ -100,7 +111,7 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
         { cause: error },
       );
     }
-    return parseState(json, `the state in ${where} (key ${STATE_KEY})`);
+    return loaded(parseState(json, `the state in ${where} (key ${STATE_KEY})`), version);
   }
 
   async function save(state: State): Promise<void> {
@@ -120,12 +131,14 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
         `the state of ${resources} resources is ${kib(compressed.length)} compressed, over the ${kib(maxBytes)} this store keeps in ${where} (Kubernetes caps a Secret at 1 MiB); use the file store on a volume (DRIFTLESS_STATE_STORE=file) or split the manifests between several driftless deployments`,
       );
     }
-    if (compressed.length > maxBytes / 2) {
+    if (compressed.length > maxBytes / 2 && !warnedSize) {
+      warnedSize = true;
       log.warn(
         { bytes: compressed.length, maxBytes, resources },
         "state Secret is over half of its size limit",
       );
     }
+    const resourceVersion = versions.get(state) ?? latest;
     const body: V1Secret = {
       apiVersion: "v1",
       kind: "Secret",
@@ -133,7 +146,7 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
       metadata: {
         name,
         namespace,
-        resourceVersion,
+        resourceVersion: resourceVersion || undefined,
         labels: { "app.kubernetes.io/name": "driftless", "app.kubernetes.io/component": "state" },
       },
       data: { [STATE_KEY]: compressed.toString("base64") },
@@ -143,8 +156,9 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
       const saved = resourceVersion
         ? await core.replaceNamespacedSecret({ name, namespace, body }, request)
         : await core.createNamespacedSecret({ namespace, body }, request);
-      resourceVersion = saved.metadata?.resourceVersion;
-      log.debug({ bytes: compressed.length, resources, resourceVersion }, "state saved");
+      latest = saved.metadata?.resourceVersion ?? "";
+      versions.set(state, latest);
+      log.debug({ bytes: compressed.length, resources, resourceVersion: latest }, "state saved");
     } catch (error) {
       if (statusOf(error) === 409) {
         const what = resourceVersion
