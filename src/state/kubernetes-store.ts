@@ -10,7 +10,7 @@ import type { State, StateStore } from "./store.js";
 /**
  * The state in one Kubernetes Secret, so that any replica can pick it up after a handover. The Secret
  * (the state holds salted hashes of secrets, hence not a ConfigMap) carries gzip'd JSON under one key.
- * Writes are conditional on the resourceVersion last read or written: a second writer gets a clear
+ * Writes are conditional on the resourceVersion the state was read at: a second writer gets a clear
  * StateError instead of silently overwriting the first.
  */
 
