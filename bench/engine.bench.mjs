@@ -191,7 +191,9 @@ async function changedUnderRateLimit(count) {
     const seconds = apply.ms / 1000;
     const limited = sim.requests.filter((r) => r.status === 429).length;
     console.log(`changed resources under the default rate limit: ${count}`);
-    console.log(`  requests sent:           ${sim.requests.length}  (one per change; apply exit ${apply.code}, target 0)`);
+    console.log(
+      `  requests sent:           ${sim.requests.length}  (one per change; apply exit ${apply.code}, target 0)`,
+    );
     console.log(
       `  apply wall time:         ${seconds.toFixed(1)} s  vs bound N/rate = ${count}/${rate.toFixed(1)} per s = ${bound.toFixed(1)} s: ${(((seconds - bound) / bound) * 100).toFixed(1)}%  (target within 10%)`,
     );
