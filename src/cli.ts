@@ -56,6 +56,9 @@ function config(flags: Flags, dir?: string): Config {
     logLevel: flags.logLevel,
     leaderElect: flags.leaderElect === undefined ? undefined : String(flags.leaderElect) === "true",
     namespace: flags.namespace,
+    leaseDurationSeconds: flags.leaderLeaseDuration,
+    renewDeadlineSeconds: flags.leaderRenewDeadline,
+    retryPeriodSeconds: flags.leaderRetryPeriod,
   });
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
@@ -209,6 +212,27 @@ program
     ),
   )
   .addOption(opt("--leader-elect [bool]", "only the holder of a Lease writes", "DRIFTLESS_LEADER_ELECT"))
+  .addOption(
+    opt(
+      "--leader-lease-duration <s>",
+      "seconds others wait after the last renewal (15)",
+      "DRIFTLESS_LEADER_LEASE_DURATION",
+    ),
+  )
+  .addOption(
+    opt(
+      "--leader-renew-deadline <s>",
+      "seconds a leader may fail to renew before it stops (10)",
+      "DRIFTLESS_LEADER_RENEW_DEADLINE",
+    ),
+  )
+  .addOption(
+    opt(
+      "--leader-retry-period <s>",
+      "seconds between attempts to acquire or renew (2)",
+      "DRIFTLESS_LEADER_RETRY_PERIOD",
+    ),
+  )
   .action(
     action(async (flags) => {
       const { runCommand } = await import("./commands/run.js");

@@ -57,6 +57,12 @@ export const Config = z.object({
   logLevel: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
   /** DRIFTLESS_LEADER_ELECT; default false. */
   leaderElect: z.boolean().default(false),
+  /** DRIFTLESS_LEADER_LEASE_DURATION, seconds others wait after the last renewal; default 15. */
+  leaseDurationSeconds: z.coerce.number().positive().default(15),
+  /** DRIFTLESS_LEADER_RENEW_DEADLINE, seconds a leader may fail to renew before it stops; default 10. */
+  renewDeadlineSeconds: z.coerce.number().positive().default(10),
+  /** DRIFTLESS_LEADER_RETRY_PERIOD, seconds between attempts to acquire or renew; default 2. */
+  retryPeriodSeconds: z.coerce.number().positive().default(2),
   /** DRIFTLESS_NAMESPACE; default the pod's own namespace. */
   namespace: z.string().optional(),
 });

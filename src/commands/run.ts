@@ -113,6 +113,9 @@ async function createLeadership(
     namespace: namespaceOf(kubeConfig, config.namespace),
     logger: logger.child({ component: "leader" }),
     metrics,
+    leaseDurationSeconds: config.leaseDurationSeconds,
+    renewDeadlineSeconds: config.renewDeadlineSeconds,
+    retryPeriodSeconds: config.retryPeriodSeconds,
   });
 }
 
