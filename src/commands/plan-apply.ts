@@ -55,7 +55,10 @@ export async function applyCommand(config: Config, options: PlanApplyOptions, io
       const sent: PlanView[] = [];
       const onResource = (outcome: ResourceOutcome) => {
         sent.push(...outcome.sent);
-        if (options.output === "text") io.out(progressLine(outcome));
+        // In-sync resources are only counted: a pass over 10,000 of them must not print 10,000 lines.
+        const quiet =
+          outcome.status.status === "Synced" && outcome.sent.length === 0 && !outcome.status.message;
+        if (options.output === "text" && !quiet) io.out(progressLine(outcome));
       };
       const reconciler = createReconciler({
         ...engineDeps(config, io, logger, store),

@@ -11,7 +11,7 @@ const watchPlanner: KindPlanner = {
     kind,
     name,
     outcome: "none",
-    reason: "read-only: polled by the daemon",
+    reason: "in sync: read-only, polled by the daemon",
     changes: [],
   }),
   record: ({ kind, name, record }) => ({ ...record, kind, name }),

@@ -91,7 +91,7 @@ export async function applyResource(m: Manifest, run: ResourceRun): Promise<Reso
       return finish("Synced", plan.reason);
     }
     if (plan.outcome !== "send" || !plan.request || !planner) {
-      const quiet = plan.outcome === "none" && (plan.reason === "in sync" || round > 1);
+      const quiet = plan.outcome === "none" && (plan.reason.startsWith("in sync") || round > 1);
       return finish(STATUS_OF[plan.outcome], quiet ? undefined : plan.reason);
     }
     if (options.signal?.aborted) return finish("Pending", "not sent: the pass was stopped (shutdown)");

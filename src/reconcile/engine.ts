@@ -41,10 +41,8 @@ export type EngineDeps = {
   now?: () => Date;
 };
 
-export type ApplyOptions = PassOptions & {
-  /** `Kind/name` of resources whose earlier create has an Unknown outcome and may be attempted again. */
-  allowCreate?: readonly string[];
-};
+/** The options of an apply pass (kept as a name of its own for the commands). */
+export type ApplyOptions = PassOptions;
 
 /** One resource after a pass: its status and the requests that were sent for it. */
 export type ResourceOutcome = { status: ResourceStatus; sent: PlanView[] };

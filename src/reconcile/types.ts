@@ -36,6 +36,11 @@ export type PassOptions = {
   reassert?: boolean;
   /** Aborted on shutdown: no new request starts, the pass records what it did and returns. */
   signal?: AbortSignal;
+  /**
+   * `Kind/name` of resources whose earlier create has an Unknown outcome: the operator allows one new
+   * create attempt in this pass (`driftless apply --allow-create`).
+   */
+  allowCreate?: readonly string[];
 };
 
 export interface Reconciler {
