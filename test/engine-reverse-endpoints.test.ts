@@ -70,6 +70,20 @@ describe("reverse private endpoints", () => {
     expect(posts()).toHaveLength(2);
   });
 
+  it("is Failed after a 400 (the platform answered: nothing was created) and created on the next pass", async () => {
+    world = await startEngineWorld();
+    await world.write("e.yaml", endpoint());
+    world.sim.inject({ api: "management", method: "POST", route: ROUTE, kind: "status", status: 400 });
+
+    const first = await world.apply();
+    const second = await world.apply();
+
+    expect(statusOf(first, "ReversePrivateEndpoint/orders-msk")?.status).toBe("Failed");
+    expect(statusOf(second, "ReversePrivateEndpoint/orders-msk")?.status).toBe("Synced");
+    expect(posts().map((r) => r.status)).toEqual([400, 200]);
+    expect(world.sim.state.endpoints).toHaveLength(1);
+  });
+
   it("is Unknown after a crash between the POST and recording its id (an intent without id)", async () => {
     world = await startEngineWorld();
     await world.write("e.yaml", endpoint());
