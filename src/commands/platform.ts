@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { type Config, readCredential } from "../config.js";
 import { ConfigError } from "../errors.js";
 import { createBudget, MANAGEMENT_BUDGET, OBSERVABILITY_BUDGET } from "../platform/budget.js";
@@ -61,7 +62,11 @@ export async function createPlatform(config: Config, deps: PlatformDeps): Promis
   let simulator: Simulator | undefined;
   if (!config.managementUrl || !config.observabilityUrl) {
     const { startSimulator } = await import("../simulator/index.js");
-    simulator = await startSimulator({ logger: logger.child({ component: "simulator" }) });
+    // The simulated platform is kept beside the file state, so that one run after another meets the
+    // platform the last one left, as with a real platform (state ids stay valid).
+    const stateFile =
+      config.stateStore === "file" ? join(config.stateDir, "simulator-platform.json") : undefined;
+    simulator = await startSimulator({ logger: logger.child({ component: "simulator" }), stateFile });
     const unset = [
       config.managementUrl ? undefined : "DRIFTLESS_MANAGEMENT_URL",
       config.observabilityUrl ? undefined : "DRIFTLESS_OBSERVABILITY_URL",
