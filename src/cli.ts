@@ -59,6 +59,9 @@ function config(flags: Flags, dir?: string): Config {
     leaseDurationSeconds: flags.leaderLeaseDuration,
     renewDeadlineSeconds: flags.leaderRenewDeadline,
     retryPeriodSeconds: flags.leaderRetryPeriod,
+    allowCreate: String(flags.allowCreate ?? "")
+      .split(/[\s,]+/)
+      .filter(Boolean),
   });
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
@@ -84,6 +87,12 @@ const program = new Command("driftless")
   );
 
 const common = {
+  allowCreate: () =>
+    opt(
+      "--allow-create <resources>",
+      "comma-separated Kind/name whose earlier create has an Unknown outcome: allow one new create attempt",
+      "DRIFTLESS_ALLOW_CREATE",
+    ),
   manifests: () => opt("--manifests <dir>", manifestsHelp, "DRIFTLESS_MANIFESTS"),
   secretsDir: () =>
     opt("--secrets-dir <dir>", "the only folder fromFile secrets may read", "DRIFTLESS_SECRETS_DIR"),
@@ -164,21 +173,17 @@ for (const name of ["plan", "apply"] as const) {
     .addOption(common.namespace())
     .addOption(common.managementUrl())
     .addOption(common.observabilityUrl())
-    .addOption(
-      opt(
-        "--allow-create <resources>",
-        "comma-separated Kind/name whose earlier create has an Unknown outcome: allow a new create attempt",
-        "DRIFTLESS_ALLOW_CREATE",
-      ),
-    )
+    .addOption(common.allowCreate())
     .action(
       action(async (flags, dir) => {
         const commands = await import("./commands/plan-apply.js");
         const run = name === "plan" ? commands.planCommand : commands.applyCommand;
-        const allowCreate = String(flags.allowCreate ?? "")
-          .split(/[\s,]+/)
-          .filter(Boolean);
-        return run(config(flags, dir), { output: flags.output as "text" | "json", allowCreate }, io);
+        const settings = config(flags, dir);
+        return run(
+          settings,
+          { output: flags.output as "text" | "json", allowCreate: settings.allowCreate },
+          io,
+        );
       }),
     );
 }
@@ -211,6 +216,7 @@ program
       "DRIFTLESS_REASSERT_SCHEDULE",
     ),
   )
+  .addOption(common.allowCreate())
   .addOption(opt("--leader-elect [bool]", "only the holder of a Lease writes", "DRIFTLESS_LEADER_ELECT"))
   .addOption(
     opt(

@@ -63,6 +63,11 @@ export const Config = z.object({
   renewDeadlineSeconds: z.coerce.number().positive().default(10),
   /** DRIFTLESS_LEADER_RETRY_PERIOD, seconds between attempts to acquire or renew; default 2. */
   retryPeriodSeconds: z.coerce.number().positive().default(2),
+  /**
+   * DRIFTLESS_ALLOW_CREATE: `Kind/name` of reverse endpoints whose earlier create has an Unknown outcome,
+   * allowed one new create attempt (apply: this run; run: the first pass after start). Default none.
+   */
+  allowCreate: z.array(z.string()).default([]),
   /** DRIFTLESS_NAMESPACE; default the pod's own namespace. */
   namespace: z.string().optional(),
 });

@@ -58,6 +58,7 @@ async function start(options: {
   leadership?: Leadership;
   reconciler?: RecordingReconciler;
   reconcileSchedule?: string;
+  allowCreate?: string[];
 }) {
   const root = await mkdtemp(join(tmpdir(), "driftless-triggers-"));
   temporaryDirs.push(root);
@@ -84,6 +85,7 @@ async function start(options: {
     registry,
     metrics: createMetrics(registry, { defaultMetrics: false }),
     logger: createLogger("silent"),
+    ...(options.allowCreate ? { allowCreate: options.allowCreate } : {}),
   });
   daemons.push(daemon);
   return { daemon, reconciler, layout, url: `http://${daemon.address}` };
@@ -272,6 +274,20 @@ describe("readiness", () => {
 });
 
 describe("retries and schedules", () => {
+  it("gives DRIFTLESS_ALLOW_CREATE to the first pass only: one new create attempt, not one per pass", async () => {
+    const { daemon, reconciler, layout } = await start({
+      allowCreate: ["ReversePrivateEndpoint/orders-msk"],
+    });
+    await until(() => reconciler.passes.length === 1);
+    await daemon.loop.idle();
+
+    await layout?.publish({ "a.yaml": "# B\n" });
+    await until(() => reconciler.passes.length === 2);
+
+    expect(reconciler.passes[0]?.options.allowCreate).toEqual(["ReversePrivateEndpoint/orders-msk"]);
+    expect(reconciler.passes[1]?.options.allowCreate).toBeUndefined();
+  });
+
   it("retry a failed resource with a later pass, without any new trigger", async () => {
     const root = await mkdtemp(join(tmpdir(), "driftless-retry-"));
     temporaryDirs.push(root);

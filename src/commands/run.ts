@@ -61,6 +61,7 @@ export async function runCommand(config: Config, io: Io): Promise<number> {
         managementKeyId: platform.managementKeyId,
       }),
       leadership,
+      allowCreate: config.allowCreate,
       loadManifests: async () => (await loadWatched(config.manifests)).manifests,
       tileIdsOf: tileIdsFrom(store),
       observability: platform.observability,

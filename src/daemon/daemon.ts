@@ -43,6 +43,8 @@ export type DaemonDeps = {
   registry: Registry;
   metrics: Metrics;
   logger: Logger;
+  /** Resources allowed one new create attempt, in the first pass that finishes (DRIFTLESS_ALLOW_CREATE). */
+  allowCreate?: readonly string[];
 };
 
 export type Daemon = {
@@ -88,6 +90,7 @@ export async function startDaemon(deps: DaemonDeps): Promise<Daemon> {
     logger,
     currentRevision: async () => watcher?.currentRevision(),
     settleMs: settings.settleMs ?? 150,
+    ...(deps.allowCreate ? { allowCreate: deps.allowCreate } : {}),
     isSuperseded,
     onPass: (result, trigger) => {
       board.recordPass(result, trigger);

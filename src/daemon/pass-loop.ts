@@ -46,6 +46,8 @@ export type PassLoopDeps = {
   /** Longest a burst of watch triggers can hold a pass back; default 1 s. */
   maxSettleMs?: number;
   backoff?: Backoff;
+  /** Resources allowed one new create attempt: given to passes until one finishes (DRIFTLESS_ALLOW_CREATE). */
+  allowCreate?: readonly string[];
 };
 
 /**
@@ -68,6 +70,7 @@ export class PassLoop {
   private stopped = false;
   private passes = 0;
   private superseded = 0;
+  private allowCreate: readonly string[];
   private readonly backoff: Backoff;
   private readonly settleMs: number;
   private readonly maxSettleMs: number;
@@ -75,6 +78,7 @@ export class PassLoop {
 
   constructor(private readonly deps: PassLoopDeps) {
     this.backoff = deps.backoff ?? new Backoff();
+    this.allowCreate = deps.allowCreate ?? [];
     this.settleMs = deps.settleMs ?? 150;
     this.maxSettleMs = deps.maxSettleMs ?? 1_000;
     this.removeLeaderListener = deps.leadership.onChange((leader) => {
@@ -191,7 +195,11 @@ export class PassLoop {
         trigger: request.trigger,
         reassert: request.reassert ?? false,
         signal: this.abort.signal,
+        logger,
+        ...(this.allowCreate.length > 0 ? { allowCreate: this.allowCreate } : {}),
       });
+      // The operator allowed one attempt, not one per pass: an outcome that is Unknown again waits for them.
+      this.allowCreate = [];
       this.superseded = 0;
       logger.info(
         {

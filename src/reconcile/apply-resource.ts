@@ -114,7 +114,9 @@ export async function applyResource(m: Manifest, run: ResourceRun): Promise<Reso
     // Step 4: send exactly the plan; changes from git go first, re-assertions last.
     const view = viewOf(plan, record?.applied);
     try {
-      const priority = plan.changes.length > 0 || round > 1 ? "change" : "poll";
+      const change = options.trigger === "retry" ? "retry" : "change";
+      const priority = plan.changes.length > 0 || round > 1 ? change : "poll";
+      const started = performance.now();
       const answer = await deps.send(request, {
         priority,
         ...(options.signal ? { signal: options.signal } : {}),
@@ -125,7 +127,13 @@ export async function applyResource(m: Manifest, run: ResourceRun): Promise<Reso
       pass.state.resources[id] = planner.record(input, plan, answer.result, new Date().toISOString());
       await save();
       log.info(
-        { method: request.method, route: request.route, fields: plan.changes.map((c) => c.path), requestId },
+        {
+          method: request.method,
+          route: request.route,
+          fields: plan.changes.map((c) => c.path),
+          requestId,
+          durationMs: Math.round(performance.now() - started),
+        },
         "resource applied",
       );
     } catch (error) {

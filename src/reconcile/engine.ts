@@ -203,7 +203,9 @@ export function createReconciler(
 
 async function applyPass(deps: EngineDeps, options: ApplyOptions): Promise<PassResult> {
   const pass = await startPass(deps);
-  const log = deps.logger.child({ pass: options.trigger, revision: pass.set.revision });
+  const log = options.logger
+    ? options.logger.child({ revision: pass.set.revision })
+    : deps.logger.child({ pass: options.trigger, revision: pass.set.revision });
   log.info(
     { manifests: pass.set.manifests.length, problems: pass.set.problems.length },
     "reconcile pass started",

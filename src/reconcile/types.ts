@@ -2,6 +2,8 @@
  * The contract between the reconcile engine and whatever drives it (the apply command, the daemon).
  */
 
+import type { Logger } from "../telemetry/logger.js";
+
 export type ResourceStatusName = "Synced" | "Pending" | "Failed" | "Invalid" | "Unknown" | "Warning";
 
 /** One resource's outcome, as `/status`, `apply --output json` and the metrics show it. */
@@ -41,6 +43,8 @@ export type PassOptions = {
    * create attempt in this pass (`driftless apply --allow-create`).
    */
   allowCreate?: readonly string[];
+  /** Parent of the pass's log lines (the daemon's per-pass child logger); default the engine's own. */
+  logger?: Logger;
 };
 
 export interface Reconciler {
