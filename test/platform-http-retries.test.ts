@@ -173,6 +173,16 @@ describe("server errors and conflicts", () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it("does not repeat a POST answered 200 with an unreadable body: the outcome is unknown", async () => {
+    server.reply({ status: 200, body: "<html>created</html>" });
+
+    const error = await rejection(client().request(call("POST")));
+
+    expect(isUnknownOutcomeError(error)).toBe(true);
+    expect((error as Error).message).toContain("its answer could not be read");
+    expect(server.requests).toHaveLength(1);
+  });
+
   it("sends the current credential on each attempt", async () => {
     let n = 0;
     server.reply({ status: 503 });

@@ -1,4 +1,5 @@
 import type { Manifest, ManifestOf } from "../manifests/manifest.js";
+import { mapLimited } from "../map-limited.js";
 import type { ManagementClient } from "../platform/management.js";
 import type { ObservabilityClient } from "../platform/observability.js";
 import type { Logger } from "../telemetry/logger.js";
@@ -142,22 +143,4 @@ function setOrRemove(
 ) {
   if (value === undefined) gauge.remove(labels);
   else gauge.set(labels, value);
-}
-
-/** `fn` over `items`, at most `limit` at a time, results in input order. */
-async function mapLimited<T, R>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await fn(items[index] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
 }

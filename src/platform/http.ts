@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Dispatcher, Pool } from "undici";
 import { z } from "zod";
-import { type Api, ApiError, UnknownOutcomeError } from "../errors.js";
+import { type Api, ApiError, isApiError, UnknownOutcomeError } from "../errors.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { VERSION } from "../version.js";
@@ -184,8 +184,14 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
           const json = parseJson(text);
           const requestId = headerId ?? bodyRequestId(json);
           log.debug({ status, requestId, durationMs: Math.round(seconds * 1000) }, "api request");
-          const data = parseAnswer(req.schema, json, { ...context, status, requestId });
-          return { data, status, ...(requestId ? { requestId } : {}) };
+          try {
+            const data = parseAnswer(req.schema, json, { ...context, status, requestId });
+            return { data, status, ...(requestId ? { requestId } : {}) };
+          } catch (error) {
+            // A create that succeeded but whose answer cannot be read is as unknown as one never answered.
+            if (idempotent || !isApiError(error)) throw error;
+            throw unknownOutcome(method, route, "its answer could not be read", error);
+          }
         }
         const details = errorDetails(status, text);
         const requestId = details.requestId ?? headerId;

@@ -144,17 +144,18 @@ export async function applyResource(m: Manifest, run: ResourceRun): Promise<Reso
           `${error.message}. ${unknownCreateMessage(m.kind, m.name, pass.state.resources[id]?.intent?.startedAt ?? "now")}`,
         );
       }
+      if (request.method === "POST") {
+        // Not an unknown outcome: the platform answered, or the request never left (a shutdown while it
+        // waited for the rate budget). The create did not happen, so the intent is void.
+        const { intent: _void, ...rest } = pass.state.resources[id] ?? { kind: m.kind, name: m.name };
+        pass.state.resources[id] = rest as ResourceRecord;
+        await save().catch(() => {});
+      }
       if (options.signal?.aborted && !isApiError(error)) {
         return finish(
           "Pending",
           "not completed: the pass was stopped (shutdown); the next pass sends it again",
         );
-      }
-      if (request.method === "POST") {
-        // The platform answered: the create definitely did not happen, so the intent is void.
-        const { intent: _void, ...rest } = pass.state.resources[id] ?? { kind: m.kind, name: m.name };
-        pass.state.resources[id] = rest as ResourceRecord;
-        await save().catch(() => {});
       }
       if (isApiError(error)) {
         requestId = error.context.requestId ?? requestId;

@@ -3,6 +3,7 @@ import { loadManifests, type ManifestSet } from "../manifests/load.js";
 import { resourceId } from "../manifests/manifest.js";
 import { formatProblem, type Problem } from "../manifests/problem.js";
 import type { SecretSources } from "../manifests/secrets.js";
+import { mapLimited } from "../map-limited.js";
 import { planResource } from "../plan/planners.js";
 import { READY } from "../plan/reverse-private-endpoint.js";
 import type { EndpointRef, PlanContext } from "../plan/types.js";
@@ -134,24 +135,6 @@ function invalidStatus(id: string, problems: Problem[], record: ResourceRecord |
   };
 }
 
-/** Runs `work` over `items` with at most `limit` at once, keeping the order of results. */
-async function forEachLimited<T, R>(
-  items: readonly T[],
-  limit: number,
-  work: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await work(items[index] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
-}
-
 /**
  * What an apply would send, per resource, without sending anything or saving the state. Throws
  * ConfigError when the manifests folder cannot be read, StateError when the state cannot.
@@ -230,7 +213,7 @@ async function applyPass(deps: EngineDeps, options: ApplyOptions): Promise<PassR
   }
   for (const phase of PHASES) {
     const manifests = pass.set.manifests.filter((m) => phase.includes(m.kind));
-    const outcomes = await forEachLimited(manifests, deps.concurrency ?? 4, async (m) => {
+    const outcomes = await mapLimited(manifests, deps.concurrency ?? 4, async (m) => {
       const outcome = await applyResource(m, { deps, pass, base, allow, options, save, log });
       deps.onResource?.(outcome);
       return outcome;
