@@ -48,6 +48,19 @@ describe("re-assertion", () => {
     expect(world.sim.state.pipes.find((p) => p.id === ids.kinesisPipeId)?.name).toBe("clicks");
   });
 
+  it("sends nothing for a resource the pass is told to hold, and reports the status it was given", async () => {
+    world.sim.clearRequests();
+    const held = { kind: "DataPipe", name: "clicks", status: "Failed" as const, message: "503 earlier" };
+
+    const result = await world.apply({
+      trigger: "retry",
+      hold: (id) => (id === "DataPipe/clicks" ? held : undefined),
+    });
+
+    expect(world.writes()).toEqual([]);
+    expect(result.statuses).toEqual([held]);
+  });
+
   it("records pass metrics when given the Metrics object", async () => {
     const registry = new Registry();
     const metrics = createMetrics(registry, { defaultMetrics: false });

@@ -29,12 +29,20 @@ export class Backoff {
     this.random = options.random ?? Math.random;
   }
 
-  /** Takes a pass's statuses at time `now` (ms); returns when the next retry is due, if any is. */
-  record(statuses: readonly ResourceStatus[], now: number): number | undefined {
+  /**
+   * Takes a pass's statuses at time `now` (ms); returns when the next retry is due, if any is. The
+   * `held` resources were not tried in this pass (still backing off): their backoff stays as it was.
+   */
+  record(
+    statuses: readonly ResourceStatus[],
+    now: number,
+    held: ReadonlySet<string> = new Set(),
+  ): number | undefined {
     const seen = new Set<string>();
     for (const status of statuses) {
       const key = `${status.kind}/${status.name}`;
       seen.add(key);
+      if (held.has(key)) continue;
       if (!RETRYABLE.has(status.status)) {
         this.entries.delete(key);
         continue;
@@ -52,6 +60,12 @@ export class Backoff {
     const dueAt = now + this.delay(failures);
     this.entries.set("(pass)", { failures, dueAt });
     return dueAt;
+  }
+
+  /** True while `key` (`Kind/name`) backs off: its next retry is due after `now` (ms). */
+  isWaiting(key: string, now: number): boolean {
+    const entry = this.entries.get(key);
+    return entry !== undefined && entry.dueAt > now;
   }
 
   /** Consecutive failures of one resource (`Kind/name`), 0 when it is not backing off. */

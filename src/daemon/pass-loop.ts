@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { messageOf } from "../errors.js";
 import type { Leadership } from "../leader/leadership.js";
-import type { PassResult, Reconciler } from "../reconcile/types.js";
+import type { PassResult, Reconciler, ResourceStatus } from "../reconcile/types.js";
 import type { Logger } from "../telemetry/logger.js";
 import { Backoff } from "./backoff.js";
 
@@ -71,6 +71,7 @@ export class PassLoop {
   private passes = 0;
   private superseded = 0;
   private allowCreate: readonly string[];
+  private lastStatuses = new Map<string, ResourceStatus>();
   private readonly backoff: Backoff;
   private readonly settleMs: number;
   private readonly maxSettleMs: number;
@@ -191,12 +192,14 @@ export class PassLoop {
     try {
       this.runningRevision = await this.deps.currentRevision();
       this.lastRevision = this.runningRevision;
+      const held = new Set<string>();
       const result = await this.deps.reconciler.pass({
         trigger: request.trigger,
         reassert: request.reassert ?? false,
         signal: this.abort.signal,
         logger,
         ...(this.allowCreate.length > 0 ? { allowCreate: this.allowCreate } : {}),
+        ...(request.trigger === "retry" ? { hold: this.holdWaiting(Date.now(), held) } : {}),
       });
       // The operator allowed one attempt, not one per pass: an outcome that is Unknown again waits for them.
       this.allowCreate = [];
@@ -214,7 +217,8 @@ export class PassLoop {
         "pass finished",
       );
       this.deps.onPass(result, request.trigger);
-      this.scheduleRetry(this.backoff.record(result.statuses, Date.now()));
+      this.lastStatuses = new Map(result.statuses.map((s) => [`${s.kind}/${s.name}`, s]));
+      this.scheduleRetry(this.backoff.record(result.statuses, Date.now(), held));
     } catch (error) {
       // The revision was swapped and the old worktree deleted under the pass: read the new one. Capped,
       // so that a folder that is simply missing is reported as an error rather than spinning.
@@ -232,6 +236,15 @@ export class PassLoop {
       this.deps.onPassError(error);
       this.scheduleRetry(this.backoff.recordPassFailure(Date.now()));
     }
+  }
+
+  /** In a retry pass, each resource still backing off keeps its last status and is not sent again. */
+  private holdWaiting(now: number, held: Set<string>): (id: string) => ResourceStatus | undefined {
+    return (id) => {
+      const status = this.backoff.isWaiting(id, now) ? this.lastStatuses.get(id) : undefined;
+      if (status) held.add(id);
+      return status;
+    };
   }
 
   private scheduleRetry(dueAt: number | undefined): void {

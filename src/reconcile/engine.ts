@@ -214,6 +214,8 @@ async function applyPass(deps: EngineDeps, options: ApplyOptions): Promise<PassR
   for (const phase of PHASES) {
     const manifests = pass.set.manifests.filter((m) => phase.includes(m.kind));
     const outcomes = await mapLimited(manifests, deps.concurrency ?? 4, async (m) => {
+      const held = options.hold?.(resourceId(m));
+      if (held) return { status: held, sent: [] };
       const outcome = await applyResource(m, { deps, pass, base, allow, options, save, log });
       deps.onResource?.(outcome);
       return outcome;

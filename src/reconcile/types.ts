@@ -43,6 +43,11 @@ export type PassOptions = {
    * create attempt in this pass (`driftless apply --allow-create`).
    */
   allowCreate?: readonly string[];
+  /**
+   * A retry pass leaves alone the resources whose backoff is not due yet: for those this returns the
+   * status to report again (their last one), and the engine sends nothing for them.
+   */
+  hold?: (id: string) => ResourceStatus | undefined;
   /** Parent of the pass's log lines (the daemon's per-pass child logger); default the engine's own. */
   logger?: Logger;
 };

@@ -1,0 +1,84 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { Backoff } from "../src/daemon/backoff.js";
+import { PassLoop } from "../src/daemon/pass-loop.js";
+import { soleLeader } from "../src/leader/leadership.js";
+import type { PassOptions, PassResult, ResourceStatus } from "../src/reconcile/types.js";
+import { createLogger } from "../src/telemetry/logger.js";
+
+/** Per-resource backoff: a retry pass retries only the resources whose own backoff is due. */
+
+const failed = (name: string): ResourceStatus => ({ kind: "ApiKey", name, status: "Failed", message: "503" });
+const synced = (name: string): ResourceStatus => ({ kind: "ApiKey", name, status: "Synced" });
+
+const loops: PassLoop[] = [];
+afterEach(async () => {
+  await Promise.all(loops.splice(0).map((l) => l.stop(1_000)));
+});
+
+function loopOf(script: ResourceStatus[][]) {
+  const passes: PassOptions[] = [];
+  const loop = new PassLoop({
+    reconciler: {
+      async pass(options): Promise<PassResult> {
+        passes.push(options);
+        const statuses = (script[passes.length - 1] ?? [synced("a"), synced("b")]).map(
+          (s) => options.hold?.(`${s.kind}/${s.name}`) ?? s,
+        );
+        const now = new Date().toISOString();
+        return { startedAt: now, finishedAt: now, statuses, manifestErrors: 0, ok: false };
+      },
+    },
+    leadership: soleLeader(),
+    logger: createLogger("silent"),
+    currentRevision: async () => undefined,
+    onPass: () => {},
+    isSuperseded: () => false,
+    onPassError: () => {},
+    backoff: new Backoff({ baseMs: 300, random: () => 0.5 }),
+  });
+  loops.push(loop);
+  return { loop, passes };
+}
+
+async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe("a retry pass", () => {
+  it("leaves alone a resource whose backoff is not due, and retries the one that is", async () => {
+    // a fails twice in a row (next retry after 600 ms), b once (after 300 ms).
+    const { loop, passes } = loopOf([
+      [failed("a"), synced("b")],
+      [failed("a"), failed("b")],
+    ]);
+    loop.request({ trigger: "start", immediate: true });
+    await until(() => passes.length === 1);
+    await loop.idle();
+    loop.request({ trigger: "webhook", immediate: true });
+    await until(() => passes.length === 2);
+    await loop.idle();
+
+    await until(() => passes.length === 3);
+
+    const retry = passes[2];
+    expect(retry?.trigger).toBe("retry");
+    expect(retry?.hold?.("ApiKey/a")).toMatchObject({ status: "Failed", message: "503" });
+    expect(retry?.hold?.("ApiKey/b")).toBeUndefined();
+  });
+
+  it("is not the only pass that retries: a pass from git tries every resource", async () => {
+    const { loop, passes } = loopOf([[failed("a"), synced("b")]]);
+    loop.request({ trigger: "start", immediate: true });
+    await until(() => passes.length === 1);
+    await loop.idle();
+
+    loop.request({ trigger: "webhook", immediate: true });
+    await until(() => passes.length === 2);
+
+    expect(passes[1]?.hold).toBeUndefined();
+  });
+});
