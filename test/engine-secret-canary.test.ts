@@ -60,4 +60,18 @@ describe("secret canary", () => {
       "source.objectStorage.accessKey.accessKeyId: (unchanged)",
     );
   });
+
+  it("is masked in a platform error message that echoes the request body", async () => {
+    const echoed = `{"status":400,"error":"bad credentials: accessKeyId=${CANARY_ENV} secretKey=\\"${CANARY_FILE}\\"","requestId":"req-echo-1"}`;
+    world.sim.inject({ api: "management", method: "PATCH", kind: "status", status: 400, body: echoed });
+
+    const result = await world.apply();
+
+    const status = result.statuses.find((s) => s.name === "events");
+    expect(status?.status).toBe("Failed");
+    expect(status?.requestId).toBe("req-echo-1");
+    expect(status?.message).toContain("bad credentials");
+    const seen = [JSON.stringify(result), world.logs.join(""), await world.stateFolderText()].join("\n");
+    expect(seen).not.toContain("canary-");
+  });
 });
