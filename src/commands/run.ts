@@ -1,6 +1,7 @@
 import { Registry } from "prom-client";
 import type { Config } from "../config.js";
 import { startDaemon } from "../daemon/daemon.js";
+import { leaderOnlyStore } from "../leader/leader-only-store.js";
 import { type Leadership, soleLeader } from "../leader/leadership.js";
 import { loadManifests } from "../manifests/load.js";
 import { createReconciler } from "../reconcile/engine.js";
@@ -54,7 +55,8 @@ export async function runCommand(config: Config, io: Io): Promise<number> {
       },
       reconciler: createReconciler({
         manifests: config.manifests,
-        store,
+        // A pass still running when this replica loses the Lease must not write the new leader's state.
+        store: leaderOnlyStore(store, leadership),
         send: platform.send,
         secrets: { env: io.env, secretsDir: config.secretsDir },
         logger,
