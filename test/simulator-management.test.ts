@@ -46,6 +46,8 @@ describe("management API envelope and auth", () => {
     ["a wrong secret", basic(ids.managementKeyId, "wrong")],
     ["an unknown key", basic("00000000-0000-4000-8000-000000000000", "sim-management-secret")],
     ["a Bearer token", "Bearer sim-observability-token"],
+    // Same length in characters, not in bytes: the comparison must not throw and drop the connection.
+    ["a secret of the right length in other characters", basic(ids.managementKeyId, "é".repeat(21))],
   ])("answers 401 with %s", async (_name, authorization) => {
     const answer = await call("GET", `${service}/backups`, undefined, authorization);
 

@@ -1,3 +1,4 @@
+import { timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -41,6 +42,13 @@ export class Rejection extends DriftlessError {
   ) {
     super(message);
   }
+}
+
+/** Whether a given credential equals a known one, in constant time; compared as bytes, so any text is safe. */
+export function sameSecret(given: string, known: string): boolean {
+  const a = Buffer.from(given, "utf8");
+  const b = Buffer.from(known, "utf8");
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 export const badRequest = (message: string) => new Rejection(400, "BAD_REQUEST", message);

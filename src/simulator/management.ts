@@ -1,5 +1,5 @@
-import { randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
-import { type Answer, badRequest, notFound, Rejection, type Route } from "./http.js";
+import { randomBytes, randomUUID } from "node:crypto";
+import { type Answer, badRequest, notFound, Rejection, type Route, sameSecret } from "./http.js";
 import type { ApiKey, DataPipe, PlatformState, ReverseEndpoint } from "./model.js";
 import { EndpointCreate, KeyPatch, OrganizationPatch, PipePatch, parseBody } from "./requests.js";
 
@@ -22,9 +22,6 @@ export const managementErrorBody = (status: number, code: string, message: strin
   requestId,
 });
 
-const same = (a: string, b: string) =>
-  a.length === b.length && timingSafeEqual(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
-
 /** The key that `Authorization: Basic base64(id:secret)` proves: enabled, unexpired, secret matching. */
 export function authenticateKey(state: PlatformState, authorization: string | undefined): ApiKey | undefined {
   const match = /^Basic\s+(\S+)$/i.exec(authorization ?? "");
@@ -35,7 +32,7 @@ export function authenticateKey(state: PlatformState, authorization: string | un
   const id = decoded.slice(0, colon);
   const secret = decoded.slice(colon + 1);
   const key = state.keys.find((k) => k.id === id);
-  if (!key?.secret || !same(key.secret, secret) || key.state !== "enabled") return undefined;
+  if (!key?.secret || !sameSecret(secret, key.secret) || key.state !== "enabled") return undefined;
   if (key.expireAt && Date.parse(key.expireAt) <= Date.now()) return undefined;
   key.usedAt = new Date().toISOString();
   return key;

@@ -1,5 +1,5 @@
-import { randomBytes, timingSafeEqual } from "node:crypto";
-import { notFound, type Route } from "./http.js";
+import { randomBytes } from "node:crypto";
+import { notFound, type Route, sameSecret } from "./http.js";
 import type { PlatformState, Tile } from "./model.js";
 import { DashboardPut, parseBody } from "./requests.js";
 
@@ -17,12 +17,7 @@ export function authenticateToken(
 ): string | undefined {
   const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? "")?.[1];
   if (!token) return undefined;
-  const given = Buffer.from(token, "utf8");
-  const known = state.observabilityTokens.find((t) => {
-    const candidate = Buffer.from(t, "utf8");
-    return candidate.length === given.length && timingSafeEqual(candidate, given);
-  });
-  return known;
+  return state.observabilityTokens.find((known) => sameSecret(token, known));
 }
 
 /** A new id in the platform's 24-hex-digit style: seconds since the epoch, then random bytes. */
