@@ -1,0 +1,54 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+
+/**
+ * The README's "Run it on Kubernetes" and "Operations" sections as a user follows them: the files
+ * they name exist, and the commands that make files produce what the deployment needs.
+ */
+
+const repo = fileURLToPath(new URL("..", import.meta.url));
+const readme = readFileSync(join(repo, "README.md"), "utf8");
+
+/** The text of a `## title` section, up to the next `## ` heading. */
+function section(title: string): string {
+  const start = readme.indexOf(`\n## ${title}\n`);
+  if (start < 0) throw new Error(`README has no section "${title}"`);
+  const end = readme.indexOf("\n## ", start + 1);
+  return readme.slice(start, end < 0 ? undefined : end);
+}
+
+const steps = `${section("Run it on Kubernetes")}\n${section("Operations")}`;
+
+describe("the README's Kubernetes steps", () => {
+  const work = mkdtempSync(join(tmpdir(), "driftless-readme-"));
+
+  afterAll(() => {
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it("name only files of the repository that exist", () => {
+    // `deploy/driftless` in a kubectl command is the Deployment, not a folder.
+    const paths = [...steps.matchAll(/\b(?:deploy|examples)\/[\w./-]*\w|\bDockerfile\b/g)]
+      .map((match) => match[0])
+      .filter((path) => path !== "deploy/driftless");
+
+    expect(paths.length).toBeGreaterThan(5);
+    expect([...new Set(paths)].filter((path) => !existsSync(join(repo, path)))).toEqual([]);
+  });
+
+  it("create a webhook token that git-sync can put in its webhook URL as it is", () => {
+    // Kubernetes expands the Secret's value into git-sync's --webhook-url byte for byte, and Go
+    // refuses a URL with a control character, such as a trailing newline, so no webhook would arrive.
+    const command = /^\s*(.*>\s*webhook-token)\s*$/m.exec(steps)?.[1] ?? "";
+
+    const run = spawnSync("sh", ["-c", command], { cwd: work, encoding: "utf8" });
+
+    expect(command).not.toBe("");
+    expect(run.status).toBe(0);
+    expect(readFileSync(join(work, "webhook-token"), "utf8")).toMatch(/^[A-Za-z0-9_~.-]{32,}$/);
+  });
+});
