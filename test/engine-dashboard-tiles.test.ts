@@ -77,4 +77,51 @@ describe("dashboard tiles", () => {
 
     expect(JSON.stringify(world.writes().map((r) => r.body))).not.toContain('"key"');
   });
+
+  it("keeps the id the platform gave a tile whose adopted id named no tile, across later edits", async () => {
+    const stale = "65f1a2b3c4d5e6f708192aff";
+    await world.write(
+      "d.yaml",
+      dashboard([tile("lag", "Ingest lag", 0, ids.tileIds[0]), tile("gone", "Gone", 4, stale)]),
+    );
+    await world.apply();
+    const given = liveTiles().find((t) => t.name === "Gone")?.id;
+
+    await world.write(
+      "d.yaml",
+      dashboard([tile("lag", "Ingest lag", 0, ids.tileIds[0]), tile("gone", "Gone, moved", 8, stale)]),
+    );
+    await world.apply();
+
+    expect(given).toBeDefined();
+    expect(given).not.toBe(stale);
+    expect(liveTiles().find((t) => t.name === "Gone, moved")?.id).toBe(given);
+    const state = await world.state();
+    expect(state.resources["Dashboard/overview"]?.tileIds?.gone).toBe(given);
+  });
+
+  it("keeps a tile's id when only its key is renamed", async () => {
+    await world.write(
+      "d.yaml",
+      dashboard([tile("lag", "Ingest lag", 0, ids.tileIds[0]), tile("new", "New tile", 4)]),
+    );
+    await world.apply();
+    const given = liveTiles().find((t) => t.name === "New tile")?.id;
+    world.sim.clearRequests();
+
+    await world.write(
+      "d.yaml",
+      dashboard([tile("lag", "Ingest lag", 0, ids.tileIds[0]), tile("renamed", "New tile", 6)]),
+    );
+    const plan = await world.plan();
+    await world.apply();
+
+    expect(putTiles().map((tiles) => tiles.map((t) => t.id))).toEqual([[ids.tileIds[0], given]]);
+    expect(liveTiles().find((t) => t.name === "New tile")?.id).toBe(given);
+    const state = await world.state();
+    expect(state.resources["Dashboard/overview"]?.tileIds).toEqual({ lag: ids.tileIds[0], renamed: given });
+    const changes = plan.resources[0]?.changes ?? [];
+    expect(changes).toContainEqual({ path: "tiles[renamed].key", from: "new", to: "renamed", op: "set" });
+    expect(changes.filter((c) => c.op !== "set")).toEqual([]);
+  });
 });

@@ -15,11 +15,64 @@ type Tile = Record<string, unknown> & { key: string };
 
 /** The spec with every tile's known id filled in: the form compared with, and kept as, `applied`. */
 function withIds(spec: Record<string, unknown>, record: ResourceRecord | undefined): Record<string, unknown> {
+  const live = liveTileIds(record);
   const tiles = (spec.tiles as Tile[]).map((tile) => {
-    const id = tile.id ?? record?.tileIds?.[tile.key];
+    const id = knownId(tile, record, live);
     return id === undefined ? tile : { ...tile, id };
   });
-  return { ...omit(spec, ["tiles"]), tiles };
+  return { ...omit(spec, ["tiles"]), tiles: carryRenamed(tiles, record) };
+}
+
+/** The ids of the tiles the platform last answered with; undefined before any answer. */
+function liveTileIds(record: ResourceRecord | undefined): Set<unknown> | undefined {
+  const tiles = member(record?.observed, "tiles");
+  return Array.isArray(tiles) ? new Set(tiles.map((t) => member(t, "id"))) : undefined;
+}
+
+/**
+ * The manifest's `id` adopts a tile. When the platform's last answer showed that id names no tile of
+ * the dashboard (it gave the tile another one), the id it gave is kept: sending the stale one again
+ * would make a new tile at every change.
+ */
+function knownId(tile: Tile, record: ResourceRecord | undefined, live: Set<unknown> | undefined) {
+  const known = record?.tileIds?.[tile.key];
+  if (tile.id === undefined) return known;
+  if (known !== undefined && known !== tile.id && live && !live.has(tile.id)) return known;
+  return tile.id;
+}
+
+/**
+ * A tile whose key was renamed keeps its id: a tile with no id takes the id of a key that left the
+ * manifest, when that tile was last applied with the same fields, or else the same name.
+ */
+function carryRenamed(tiles: Tile[], record: ResourceRecord | undefined): Tile[] {
+  const keys = new Set(tiles.map((tile) => tile.key));
+  const used = new Set(tiles.map((tile) => tile.id));
+  const applied = appliedTiles(record?.applied);
+  const orphans = Object.entries(record?.tileIds ?? {})
+    .filter(([key, id]) => !keys.has(key) && !used.has(id))
+    .map(([key, id]) => ({ id, tile: applied.get(key) }));
+  if (orphans.length === 0) return tiles;
+  const fields = (tile: Record<string, unknown> | undefined) => tile && omit(tile, ["key", "id"]);
+  const take = (match: (orphan: (typeof orphans)[number]) => boolean) => {
+    const found = orphans.find(match);
+    if (found) orphans.splice(orphans.indexOf(found), 1);
+    return found?.id;
+  };
+  return tiles.map((tile) => {
+    if (tile.id !== undefined) return tile;
+    const id =
+      take((o) => same(fields(o.tile), fields(tile))) ?? take((o) => member(o.tile, "name") === tile.name);
+    return id === undefined ? tile : { ...tile, id };
+  });
+}
+
+/** The tiles of an applied dashboard, by key. */
+function appliedTiles(applied: unknown): Map<string, Record<string, unknown>> {
+  const tiles = member(applied, "tiles");
+  const byKey = new Map<string, Record<string, unknown>>();
+  if (Array.isArray(tiles)) for (const t of tiles) if (isPlainObject(t)) byKey.set(String(t.key), t);
+  return byKey;
 }
 
 function describe(desired: Record<string, unknown>, applied: unknown): Change[] {
@@ -30,14 +83,17 @@ function describe(desired: Record<string, unknown>, applied: unknown): Change[] 
     if (to !== undefined && !same(to, from))
       changes.push({ path: field, ...(from === undefined ? {} : { from }), to, op: "set" });
   }
-  const before = new Map<string, Record<string, unknown>>();
-  const appliedTiles = member(applied, "tiles");
-  if (Array.isArray(appliedTiles))
-    for (const t of appliedTiles) if (isPlainObject(t)) before.set(String(t.key), t);
+  const before = appliedTiles(applied);
   for (const tile of desired.tiles as Tile[]) {
     const path = `tiles[${tile.key}]`;
-    const prior = before.get(tile.key);
-    before.delete(tile.key);
+    // A renamed key keeps its tile: the prior tile is the one with the same id.
+    const priorKey = before.has(tile.key)
+      ? tile.key
+      : [...before].find(([, t]) => tile.id !== undefined && t.id === tile.id)?.[0];
+    const prior = priorKey === undefined ? undefined : before.get(priorKey);
+    if (priorKey !== undefined) before.delete(priorKey);
+    if (priorKey !== undefined && priorKey !== tile.key)
+      changes.push({ path: `${path}.key`, from: priorKey, to: tile.key, op: "set" });
     if (!prior) {
       changes.push({
         path,
@@ -96,22 +152,25 @@ export const dashboardPlanner: KindPlanner = {
     const sent = (member(plan.request?.body, "tiles") as Record<string, unknown>[] | undefined) ?? [];
     const answered = member(result, "tiles");
     const back = Array.isArray(answered) ? answered.filter(isPlainObject) : [];
-    const sentIds = new Set<unknown>(sent.map((t) => t.id).filter((id) => id !== undefined));
-    // Tiles sent without an id are matched to the new ids by position when the answer keeps the order,
-    // else by name among the ids that were not sent.
-    const fresh = back.filter((t) => !sentIds.has(t.id));
+    // A sent id the answer keeps is the tile's; any other tile takes a new id from the answer, by
+    // position when the answer keeps the order, else by name. An answer without tiles changes no id.
+    const backIds = new Set(back.map((t) => t.id));
+    const kept = (id: unknown): id is string =>
+      typeof id === "string" && (back.length === 0 || backIds.has(id));
+    const fresh = back.filter((t) => !sent.some((s) => s.id === t.id && kept(s.id)));
     const tileIds: Record<string, string> = {};
     (spec.tiles as Tile[]).forEach((tile, index) => {
-      const known = sent[index]?.id;
-      if (typeof known === "string") {
-        tileIds[tile.key] = known;
+      const sentId = sent[index]?.id;
+      if (kept(sentId)) {
+        tileIds[tile.key] = sentId;
         return;
       }
-      const byPosition = back.length === sent.length ? back[index]?.id : undefined;
-      const byName = fresh.find((t) => t.name === tile.name);
-      const id = byPosition ?? byName?.id;
-      if (typeof id === "string") tileIds[tile.key] = id;
-      if (byName) fresh.splice(fresh.indexOf(byName), 1);
+      const atPosition = back.length === sent.length ? back[index] : undefined;
+      const match =
+        atPosition && fresh.includes(atPosition) ? atPosition : fresh.find((t) => t.name === tile.name);
+      if (!match) return;
+      fresh.splice(fresh.indexOf(match), 1);
+      if (typeof match.id === "string") tileIds[tile.key] = match.id;
     });
     const next: ResourceRecord = {
       ...record,
