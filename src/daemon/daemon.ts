@@ -77,7 +77,10 @@ export async function startDaemon(deps: DaemonDeps): Promise<Daemon> {
   async function poll(): Promise<void> {
     if (!leadership.isLeader() || polls.signal.aborted) return;
     const manifests = await deps.loadManifests();
-    board.recordWatches(await poller.poll(manifests, polls.signal));
+    const statuses = await poller.poll(manifests, polls.signal);
+    // Leadership was lost while the round ran: its figures belong to the new leader now (see onChange).
+    if (!leadership.isLeader()) return poller.clear();
+    board.recordWatches(statuses);
     passMetrics.recordStatuses(board.statuses());
   }
   const pollSafely = () =>

@@ -1,0 +1,108 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Registry } from "prom-client";
+import { afterEach, describe, expect, it } from "vitest";
+import { type Daemon, startDaemon } from "../src/daemon/daemon.js";
+import type { Leadership } from "../src/leader/leadership.js";
+import type { ManifestOf } from "../src/manifests/manifest.js";
+import type { Alert } from "../src/platform/observability.js";
+import type { PassResult } from "../src/reconcile/types.js";
+import { createLogger } from "../src/telemetry/logger.js";
+import { createMetrics } from "../src/telemetry/metrics.js";
+
+/**
+ * Poll rounds of the daemon, with an alert API whose answers the test holds back: a round in flight
+ * while something else happens (leadership lost, another poll asked for).
+ */
+
+const watch = {
+  kind: "AlertWatch",
+  name: "ingest-lag",
+  labels: {},
+  position: { file: "watches.yaml", line: 1, col: 1 },
+  spec: { alertId: "65f1a2b3c4d5e6f708192a51" },
+} as ManifestOf<"AlertWatch">;
+
+const daemons: Daemon[] = [];
+const roots: string[] = [];
+afterEach(async () => {
+  await Promise.all(daemons.splice(0).map((d) => d.stop(1_000)));
+  await Promise.all(roots.splice(0).map((root) => rm(root, { recursive: true, force: true })));
+});
+
+async function start() {
+  const manifests = await mkdtemp(join(tmpdir(), "driftless-poll-rounds-"));
+  roots.push(manifests);
+  let leader = true;
+  const listeners = new Set<(leader: boolean) => void>();
+  const leadership: Leadership = {
+    isLeader: () => leader,
+    onChange: (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    stop: async () => {},
+  };
+  const alertCalls: Array<(state: string) => void> = [];
+  const registry = new Registry();
+  const daemon = await startDaemon({
+    settings: {
+      manifests,
+      listen: "127.0.0.1:0",
+      reconcileSchedule: "off",
+      pollSchedule: "off",
+      reassertSchedule: "off",
+    },
+    reconciler: {
+      pass: async (): Promise<PassResult> => {
+        const at = new Date().toISOString();
+        return { startedAt: at, finishedAt: at, statuses: [], manifestErrors: 0, ok: true };
+      },
+    },
+    leadership,
+    loadManifests: async () => [watch],
+    tileIdsOf: async () => undefined,
+    observability: {
+      getAlert: (id) =>
+        new Promise((resolve) => {
+          alertCalls.push((state) => resolve({ result: { id, state } as Alert }));
+        }),
+    },
+    management: { listBackups: async () => Promise.reject(new Error("no backups here")) },
+    registry,
+    metrics: createMetrics(registry, { defaultMetrics: false }),
+    logger: createLogger("silent"),
+  });
+  daemons.push(daemon);
+  const setLeader = (value: boolean) => {
+    leader = value;
+    for (const listener of listeners) listener(value);
+  };
+  const alertSeries = async () =>
+    (await registry.metrics()).split("\n").filter((line) => line.startsWith("driftless_alert_state{"));
+  return { daemon, setLeader, alertCalls, alertSeries, url: `http://${daemon.address}` };
+}
+
+async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe("a poll round", () => {
+  it("that ends after this replica lost leadership leaves no alert series and no watch status behind", async () => {
+    const { daemon, setLeader, alertCalls, alertSeries, url } = await start();
+    await until(() => alertCalls.length === 1);
+
+    setLeader(false);
+    alertCalls[0]?.("active");
+    await daemon.poll();
+    const status = (await (await fetch(`${url}/status`)).json()) as { resources: unknown[] };
+
+    expect(await alertSeries()).toEqual([]);
+    expect(status.resources).toEqual([]);
+  });
+});
