@@ -1,3 +1,5 @@
+import { once } from "node:events";
+import { connect } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { defaultIds as ids, type Simulator, startSimulator } from "../src/simulator/index.js";
 
@@ -78,6 +80,20 @@ describe("management API envelope and auth", () => {
     expect(unknown.status).toBe(404);
     expect(malformed.status).toBe(404);
     expect(wrongMethod.status).toBe(405);
+  });
+
+  it("answers 404 to a request target that is not a URL path, instead of dropping the connection", async () => {
+    const { hostname, port } = new URL(sim.managementUrl);
+    const socket = connect(Number(port), hostname);
+    socket.end("GET //[ HTTP/1.1\r\nHost: simulator\r\nConnection: close\r\n\r\n");
+    let answer = "";
+    socket.on("data", (chunk) => {
+      answer += chunk;
+    });
+
+    await once(socket, "close");
+
+    expect(answer.split("\r\n")[0]).toBe("HTTP/1.1 404 Not Found");
   });
 
   it("answers 415 to a body without Content-Type application/json and 400 to broken JSON", async () => {

@@ -95,6 +95,15 @@ function decodeSegment(segment: string): string | undefined {
   }
 }
 
+/** The path of a request target; one that is no URL (e.g. "//[") is kept as written and matches no route. */
+function pathOf(target: string): string {
+  try {
+    return new URL(target, "http://simulator").pathname;
+  } catch {
+    return target;
+  }
+}
+
 function match<Caller>(routes: Route<Caller>[], method: string, path: string) {
   const segments = path.split("/");
   let pathMatched = false;
@@ -143,7 +152,7 @@ export async function startApiServer<Caller>(options: ApiServerOptions<Caller>, 
   async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const at = Date.now();
     const method = request.method ?? "GET";
-    const path = new URL(request.url ?? "/", "http://simulator").pathname;
+    const path = pathOf(request.url ?? "/");
     const { route, params, pathMatched } = match(options.routes, method, path);
     const requestId = options.newRequestId();
     const text = await readBody(request);
