@@ -105,4 +105,19 @@ describe("a poll round", () => {
     expect(await alertSeries()).toEqual([]);
     expect(status.resources).toEqual([]);
   });
+
+  it("never overlaps another: a poll asked for while one runs is answered by that one", async () => {
+    const { daemon, alertCalls, alertSeries } = await start();
+    await until(() => alertCalls.length === 1);
+
+    const asked = daemon.poll();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    for (const answer of alertCalls) answer("active");
+    await asked;
+
+    expect(alertCalls).toHaveLength(1);
+    expect(await alertSeries()).toEqual([
+      'driftless_alert_state{alert="65f1a2b3c4d5e6f708192a51",name="ingest-lag",state="active"} 1',
+    ]);
+  });
 });

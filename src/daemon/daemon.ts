@@ -74,7 +74,17 @@ export async function startDaemon(deps: DaemonDeps): Promise<Daemon> {
   const polls = new AbortController();
   let firstPoll = true;
 
-  async function poll(): Promise<void> {
+  let polling: Promise<void> | undefined;
+  // A round already running answers a new request too: the first round after the first pass and
+  // daemon.poll() are not croner's, whose `protect` only keeps the schedule from overlapping itself.
+  function poll(): Promise<void> {
+    polling ??= pollRound().finally(() => {
+      polling = undefined;
+    });
+    return polling;
+  }
+
+  async function pollRound(): Promise<void> {
     if (!leadership.isLeader() || polls.signal.aborted) return;
     const manifests = await deps.loadManifests();
     const statuses = await poller.poll(manifests, polls.signal);
