@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtemp, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -102,6 +103,29 @@ describe("driftless simulator", () => {
     expect(answer.status).toBe(200);
     expect((await answer.json()).data.name).toBe("Renamed");
     expect(code).toBe(0);
+  });
+
+  it("exits 1 naming a port that is in use, without a stack trace", async () => {
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, "127.0.0.1", resolve));
+    const { port } = busy.address() as { port: number };
+    const proc = spawn(
+      process.execPath,
+      [cli, "simulator", "--management-port", "0", "--observability-port", String(port)],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    child = proc;
+    let stderr = "";
+    proc.stderr?.on("data", (chunk) => {
+      stderr += chunk;
+    });
+
+    const [code] = await once(proc, "exit");
+    busy.close();
+
+    expect(code).toBe(1);
+    expect(stderr).toContain(`observability API cannot listen on 127.0.0.1:${port}`);
+    expect(stderr).not.toMatch(/\n\s+at /);
   });
 
   it("exits 1 naming the field of an invalid fixture", async () => {

@@ -2,7 +2,7 @@ import { timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type Api, DriftlessError } from "../errors.js";
+import { type Api, ConfigError, DriftlessError } from "../errors.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { FaultBook } from "./faults.js";
 import type { RateDecision } from "./rate-limit.js";
@@ -145,7 +145,7 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
   }
 }
 
-/** Starts one API's server on host:port (0: any free port); resolves once it listens. */
+/** Starts one API's server on host:port (0: any free port); resolves once it listens, throws ConfigError when it cannot. */
 export async function startApiServer<Caller>(options: ApiServerOptions<Caller>, host: string, port: number) {
   const { api, faults, logger } = options;
 
@@ -267,9 +267,16 @@ export async function startApiServer<Caller>(options: ApiServerOptions<Caller>, 
     });
   });
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
+    // A busy or unavailable address is a setting to change, not a crash: say which one.
+    const refuse = (error: Error) =>
+      reject(
+        new ConfigError(`the simulated ${api} API cannot listen on ${host}:${port}: ${error.message}`, {
+          cause: error,
+        }),
+      );
+    server.once("error", refuse);
     server.listen(port, host, () => {
-      server.off("error", reject);
+      server.off("error", refuse);
       resolve();
     });
   });

@@ -89,7 +89,7 @@ function initialState({ fixture, stateFile }: SimulatorOptions): PlatformState {
   return stateFile ? loadPersisted(stateFile, initial) : initial;
 }
 
-/** Starts both APIs; throws ConfigError for a bad fixture, and the listen error for a busy port. */
+/** Starts both APIs; throws ConfigError for a bad fixture or an address it cannot listen on. */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const host = options.host ?? "127.0.0.1";
   const state = initialState(options);
