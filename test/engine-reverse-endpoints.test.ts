@@ -1,4 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { createPlatform } from "../src/commands/platform.js";
+import { createReconciler } from "../src/reconcile/engine.js";
+import { createFileStore } from "../src/state/file-store.js";
+import type { StateStore } from "../src/state/store.js";
+import { createLogger } from "../src/telemetry/logger.js";
 import { type EngineWorld, header, ids, startEngineWorld } from "./helpers/engine-world.js";
 
 /** Reverse private endpoints: created once, never blindly again; pipes wait for them. */
@@ -180,5 +185,41 @@ describe("reverse private endpoints", () => {
     expect(statusOf(result, "DataPipe/orders")?.status).toBe("Pending");
     expect(statusOf(result, "DataPipe/orders")?.message).toContain("unknown outcome");
     expect(world.writes().filter((r) => r.route?.endsWith("{dataPipeId}"))).toEqual([]);
+  });
+
+  it("creates on the next pass when the create intent could not be saved: no Unknown left behind", async () => {
+    world = await startEngineWorld();
+    await world.write("e.yaml", endpoint());
+    await world.write(
+      "k.yaml",
+      `${header("ApiKey", "ci")}  organizationId: ${ids.organizationId}\n  keyId: ${ids.ciDeployerKeyId}\n  name: ci deployer renamed\n  roles: [developer]\n`,
+    );
+    const logger = createLogger("silent");
+    const store = createFileStore(world.stateDir, { logger });
+    let saves = 0;
+    const failingFirstSave: StateStore = {
+      load: () => store.load(),
+      save: (state) => (++saves === 1 ? Promise.reject(new Error("disk full")) : store.save(state)),
+      close: () => store.close(),
+    };
+    const platform = await createPlatform(world.config, { logger });
+    try {
+      const first = await createReconciler({
+        manifests: world.manifests,
+        store: failingFirstSave,
+        send: platform.send,
+        secrets: { env: {}, secretsDir: world.secretsDir },
+        logger,
+      }).pass({ trigger: "test" });
+      expect(statusOf(first, "ReversePrivateEndpoint/orders-msk")?.status).toBe("Failed");
+    } finally {
+      await platform.close();
+      await failingFirstSave.close();
+    }
+
+    const second = await world.apply();
+
+    expect(statusOf(second, "ReversePrivateEndpoint/orders-msk")?.status).toBe("Synced");
+    expect(posts()).toHaveLength(1);
   });
 });

@@ -107,6 +107,9 @@ export async function applyResource(m: Manifest, run: ResourceRun): Promise<Reso
       try {
         await save();
       } catch (error) {
+        // Nothing was sent: the intent must not reach the state with a later save of another resource.
+        if (record) pass.state.resources[id] = record;
+        else delete pass.state.resources[id];
         return finish("Failed", `not sent: the create intent could not be saved: ${messageOf(error)}`);
       }
     }
