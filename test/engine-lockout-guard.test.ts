@@ -57,4 +57,17 @@ describe("lock-out guard on driftless's own key", () => {
     expect(result.ok).toBe(true);
     expect(world.writes()).toHaveLength(1);
   });
+
+  it("knows its own key when the manifest writes the key id in upper case", async () => {
+    await world.write(
+      "key.yaml",
+      ownKey("  roles: [developer]\n").replace(ids.managementKeyId, ids.managementKeyId.toUpperCase()),
+    );
+
+    const result = await world.apply();
+
+    expect(own(result)?.status).toBe("Failed");
+    expect(own(result)?.message).toContain("drops its admin role");
+    expect(world.writes()).toEqual([]);
+  });
 });

@@ -43,7 +43,10 @@ export const apiKeyPlanner: KindPlanner = {
   plan({ kind, name, spec, record, context }: PlanInput): ResourcePlan {
     const { body, changes } = diffPatch(requestFields(spec), record?.applied, { reassert: context.reassert });
     if (Object.keys(body).length === 0) return { kind, name, outcome: "none", reason: "in sync", changes };
-    const own = context.managementKeyId !== undefined && context.managementKeyId === spec.keyId;
+    // UUIDs name the same key in either case.
+    const own =
+      context.managementKeyId !== undefined &&
+      context.managementKeyId.trim().toLowerCase() === String(spec.keyId).toLowerCase();
     const reasons = own && spec.allowLockout !== true ? lockoutReasons(body, context.now) : [];
     if (reasons.length > 0) {
       return {
