@@ -81,4 +81,19 @@ describe("a retry pass", () => {
 
     expect(passes[1]?.hold).toBeUndefined();
   });
+
+  it("does not hold back a change from git that arrives while the retry waits to start", async () => {
+    const { loop, passes } = loopOf([[failed("a"), synced("b")]]);
+    loop.request({ trigger: "start", immediate: true });
+    await until(() => passes.length === 1);
+    await loop.idle();
+
+    // A commit lands (its burst still settling) just as a retry comes due: they make one pass.
+    loop.request({ trigger: "watch" });
+    loop.request({ trigger: "retry", immediate: true });
+    await until(() => passes.length === 2);
+
+    expect(passes[1]?.trigger).toBe("watch");
+    expect(passes[1]?.hold).toBeUndefined();
+  });
 });

@@ -146,7 +146,9 @@ export class PassLoop {
     }
     const onlySwaps = current.trigger === "watch" && next.trigger === "watch" && next.revision !== undefined;
     return {
-      trigger: next.trigger,
+      // A retry pass holds back resources still backing off; merged with any other trigger, it must not
+      // hold back a change from git, so the other trigger names the pass.
+      trigger: next.trigger === "retry" ? current.trigger : next.trigger,
       immediate: Boolean(current.immediate || next.immediate),
       reassert: Boolean(current.reassert || next.reassert),
       ...(onlySwaps ? { revision: next.revision } : {}),
