@@ -1,7 +1,7 @@
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { isDriftlessError } from "../src/errors.js";
 import { defaultFixture, defaultIds as ids, type Simulator, startSimulator } from "../src/simulator/index.js";
 
@@ -97,5 +97,19 @@ observabilityTokens: [t1]
 
     expect(sim.state.backups.length).toBeGreaterThanOrEqual(5);
     expect(Date.parse(sim.state.backups[0]?.finishedAt ?? "")).toBeGreaterThan(Date.now() - 1000);
+  });
+
+  it("adds a backup of every service every 8 hours by default", async () => {
+    vi.useFakeTimers({ toFake: ["setInterval"] });
+    try {
+      sim = await startSimulator();
+
+      vi.advanceTimersByTime(8 * 3_600_000);
+
+      expect(sim.state.backups).toHaveLength(4);
+      expect(sim.state.backups[0]?.serviceId).toBe(ids.serviceId);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

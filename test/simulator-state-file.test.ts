@@ -51,4 +51,22 @@ describe("simulator state file", () => {
 
     expect(pipes).toBe(4);
   });
+
+  it("gives each service the backup its schedule made while the saved platform was not running", async () => {
+    const stateFile = join(await mkdtemp(join(tmpdir(), "driftless-sim-state-")), "platform.json");
+    const first = await startSimulator({ stateFile });
+    const threeDaysAgo = Date.now() - 72 * 3_600_000;
+    for (const backup of first.state.backups) backup.finishedAt = new Date(threeDaysAgo).toISOString();
+    await first.close();
+
+    const second = await startSimulator({ stateFile });
+    const answer = await fetch(
+      `${second.managementUrl}/v1/organizations/${ids.organizationId}/services/${ids.serviceId}/backups`,
+      { headers: { authorization } },
+    );
+    const newest = (await answer.json()).result[0];
+    await second.close();
+
+    expect(Date.now() - Date.parse(newest.finishedAt)).toBeLessThanOrEqual(8 * 3_600_000);
+  });
 });

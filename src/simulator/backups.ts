@@ -23,3 +23,24 @@ export function newBackup(
     },
   };
 }
+
+/**
+ * The backups a saved platform missed while no simulator ran it: for each service whose newest
+ * backup is more than `everyMs` before `now`, one finished at the schedule's last slot before `now`.
+ * A service without backups gets none (a fixture may mean that).
+ */
+export function missedBackups(backups: Backup[], everyMs: number, now: number): Backup[] {
+  const newest = new Map<string, number>();
+  for (const backup of backups) {
+    const finished = Date.parse(backup.finishedAt);
+    if (finished > (newest.get(backup.serviceId) ?? Number.NEGATIVE_INFINITY)) {
+      newest.set(backup.serviceId, finished);
+    }
+  }
+  return [...newest]
+    .filter(([, finished]) => now - finished > everyMs)
+    .map(([serviceId, finished]) => {
+      const lastSlot = finished + Math.floor((now - finished) / everyMs) * everyMs;
+      return newBackup(serviceId, new Date(lastSlot));
+    });
+}

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { ConfigError } from "../errors.js";
 import type { Logger } from "../telemetry/logger.js";
-import { newBackup } from "./backups.js";
+import { missedBackups, newBackup } from "./backups.js";
 import { defaultFixture } from "./default-fixture.js";
 import { createFaultBook, type Fault, seededRandom } from "./faults.js";
 import { loadFixture, parseFixture } from "./fixture.js";
@@ -44,7 +44,7 @@ export type SimulatorOptions = {
   endpointReadyAfterMs?: number;
   /** Scripted alert state changes, e.g. OK → ALERT → OK. */
   alertScript?: AlertStep[];
-  /** When set, every service gets a new backup this often (they appear over time). */
+  /** Every service gets a new backup this often, as on the platform; default 8 hours, 0: never. */
   backupEveryMs?: number;
   /**
    * A JSON file that keeps the platform between runs: loaded at start when it exists (instead of the
@@ -75,6 +75,8 @@ export type Simulator = {
   /** Stops both servers, cutting open connections, and every timer. */
   close(): Promise<void>;
 };
+
+const DEFAULT_BACKUP_EVERY_MS = 8 * 3_600_000;
 
 export const DEFAULT_RATE_LIMITS = {
   management: { requests: 10, windowMs: 10_000 },
@@ -191,9 +193,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   }
   // Endpoints a saved state left provisioning get there in this run.
   for (const endpoint of state.endpoints) if (endpoint.status !== "Ready") becomeReady(endpoint);
-  if (options.backupEveryMs) {
+  const backupEvery = options.backupEveryMs ?? DEFAULT_BACKUP_EVERY_MS;
+  if (backupEvery > 0) {
+    // A saved platform kept backing up while no simulator ran it; a watch must not find it stale.
+    if (options.stateFile) state.backups.unshift(...missedBackups(state.backups, backupEvery, Date.now()));
     later(
-      options.backupEveryMs,
+      backupEvery,
       () => {
         for (const service of state.services) addBackup(service.id);
       },
