@@ -135,7 +135,7 @@ describe("the container image's recipe", () => {
     expect(help.stdout).toMatch(/\brun\b/);
   });
 
-  it("runs the daemon against the built-in simulator, answers /healthz and /metrics, stops cleanly on SIGTERM", async () => {
+  it("runs the daemon against the built-in simulator with the pod's memory settings, answers /healthz and /metrics, stops cleanly on SIGTERM", async () => {
     expect(install.status, "the production install failed: see the test above").toBe(0);
     const state = join(work, "state");
     const tmp = join(work, "tmp");
@@ -146,6 +146,7 @@ describe("the container image's recipe", () => {
     const daemon = startLogged(command, args, {
       PATH: process.env.PATH ?? "",
       NODE_ENV: "production",
+      NODE_OPTIONS: containerEnv("NODE_OPTIONS"),
       HOME: tmp,
       TMPDIR: tmp,
       DRIFTLESS_STATE_DIR: state,
@@ -160,10 +161,15 @@ describe("the container image's recipe", () => {
       const health = await poll(`http://${address}/healthz`, 200);
       const metrics = await (await fetch(`http://${address}/metrics`)).text();
       const code = await daemon.stop();
+      // Resident memory that V8 does not count as heap: code, buffers, the runtime's own.
+      const outsideHeap = residentBytes(metrics) - gauge(metrics, "driftless_nodejs_heap_size_total_bytes");
 
       expect(health).toBe(200);
       expect(metrics).toMatch(/^driftless_reconcile_total\{result="success"\} \d+/m);
       expect(residentBytes(metrics)).toBeLessThan(memoryLimitBytes());
+      // The heap may grow to its limit before V8 gives up; the kernel's limit must not come first.
+      expect(outsideHeap).toBeGreaterThan(0);
+      expect(heapLimitBytes(containerEnv("NODE_OPTIONS")) + outsideHeap).toBeLessThan(memoryLimitBytes());
       expect(code).toBe(0);
       // Read-only root: nothing was written beside the code, only to the state and temp volumes.
       expect(filesUnder(app)).toEqual(before);
@@ -219,16 +225,45 @@ async function poll(url: string, status: number): Promise<number> {
   return last;
 }
 
+function gauge(exposition: string, name: string): number {
+  return Number(new RegExp(`^${name} (\\S+)$`, "m").exec(exposition)?.[1] ?? Number.NaN);
+}
+
 function residentBytes(exposition: string): number {
-  return Number(/^driftless_process_resident_memory_bytes (\S+)$/m.exec(exposition)?.[1] ?? Number.NaN);
+  return gauge(exposition, "driftless_process_resident_memory_bytes");
+}
+
+type Container = {
+  name: string;
+  env?: { name: string; value?: string }[];
+  resources?: { limits?: { memory?: string } };
+};
+
+/** The driftless container of deploy/base/deployment.yaml. */
+function driftlessContainer(): Container | undefined {
+  const deployment = parse(readFileSync(join(repo, "deploy/base/deployment.yaml"), "utf8"));
+  const containers: Container[] = deployment.spec.template.spec.containers;
+  return containers.find((c) => c.name === "driftless");
+}
+
+/** A variable the driftless container sets itself, or "". */
+function containerEnv(name: string): string {
+  return driftlessContainer()?.env?.find((e) => e.name === name)?.value ?? "";
+}
+
+/** V8's whole heap limit (old and young generations) under these NODE_OPTIONS, in bytes. */
+function heapLimitBytes(nodeOptions: string): number {
+  const script = "process.stdout.write(String(require('node:v8').getHeapStatistics().heap_size_limit))";
+  const run = spawnSync(process.execPath, ["-e", script], {
+    env: { PATH: process.env.PATH, NODE_OPTIONS: nodeOptions },
+    encoding: "utf8",
+  });
+  return Number(run.stdout);
 }
 
 /** The driftless container's memory limit in deploy/base/deployment.yaml, in bytes. */
 function memoryLimitBytes(): number {
-  const deployment = parse(readFileSync(join(repo, "deploy/base/deployment.yaml"), "utf8"));
-  const containers: { name: string; resources?: { limits?: { memory?: string } } }[] =
-    deployment.spec.template.spec.containers;
-  const limit = containers.find((c) => c.name === "driftless")?.resources?.limits?.memory ?? "";
+  const limit = driftlessContainer()?.resources?.limits?.memory ?? "";
   const [, amount = "", unit = ""] = /^(\d+)(Mi|Gi)$/.exec(limit) ?? [];
   return Number(amount) * (unit === "Gi" ? 2 ** 30 : 2 ** 20);
 }
