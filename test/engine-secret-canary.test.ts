@@ -1,8 +1,14 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createPlatform } from "../src/commands/platform.js";
+import { Config } from "../src/config.js";
 import { renderPlan } from "../src/plan/render.js";
+import { createReconciler } from "../src/reconcile/engine.js";
+import { createFileStore } from "../src/state/file-store.js";
+import { createLogger } from "../src/telemetry/logger.js";
 import { type EngineWorld, header, ids, startEngineWorld } from "./helpers/engine-world.js";
+import { createHttpTestServer } from "./helpers/http-test-server.js";
 
 /** A secret's value reaches the platform and nothing else: not plans, logs, statuses or the state. */
 
@@ -73,5 +79,41 @@ describe("secret canary", () => {
     expect(status?.message).toContain("bad credentials");
     const seen = [JSON.stringify(result), world.logs.join(""), await world.stateFolderText()].join("\n");
     expect(seen).not.toContain("canary-");
+  });
+
+  it("is not kept in the state when the platform's answer carries it back", async () => {
+    const platform = await createHttpTestServer((request) => ({
+      status: 200,
+      body: {
+        status: 200,
+        requestId: "req-echo-2",
+        result: { id: ids.objectStoragePipeId, name: "events", ...(request.json as object) },
+      },
+    }));
+    await world.write(
+      "pipe.yaml",
+      pipe.replace("      accessKey:", "      connectionString: {fromFile: s3/secret-key}\n      accessKey:"),
+    );
+    const config = Config.parse({ ...world.config, managementUrl: platform.url });
+    const logger = createLogger("silent");
+    const store = createFileStore(world.stateDir, { logger });
+    const clients = await createPlatform(config, { logger });
+    try {
+      const result = await createReconciler({
+        manifests: world.manifests,
+        store,
+        send: clients.send,
+        secrets: { env: world.env, secretsDir: world.secretsDir },
+        logger,
+      }).pass({ trigger: "test" });
+
+      expect(result.ok).toBe(true);
+      expect(platform.requests[0]?.body).toContain(CANARY_FILE);
+      expect(await world.stateFolderText()).not.toContain("canary-");
+    } finally {
+      await clients.close();
+      await store.close();
+      await platform.close();
+    }
   });
 });

@@ -29,7 +29,11 @@ export type Clients = {
 export function createSender(clients: Clients): Sender {
   return async (request, options) => {
     try {
-      return await route(clients, request, options);
+      const answer = await route(clients, request, options);
+      return {
+        ...answer,
+        result: withoutCredentials(answer.result, secretValues(request.body).filter(Boolean)),
+      };
     } catch (error) {
       // A platform may echo the request body in its error message, which then reaches the status, the
       // logs and the output: the secrets of this request are masked there.
@@ -77,6 +81,24 @@ async function route(
     default:
       throw new Error(`no client method for ${request.method} ${request.route}`);
   }
+}
+
+/** Credential fields, as PRODUCT.md names them: never kept from an answer, whoever set them. */
+const CREDENTIAL_FIELDS = new Set(["password", "secretKey", "accessKeyId", "connectionString"]);
+
+/**
+ * An answer as the state may keep it: the seeds say results omit credentials, yet list a pipe's
+ * `connectionString` (which may embed an account key), so credential fields are dropped and any value
+ * equal to a secret just sent is masked.
+ */
+function withoutCredentials(value: unknown, secrets: readonly string[]): unknown {
+  if (typeof value === "string") return secrets.includes(value) ? "(secret)" : value;
+  if (Array.isArray(value)) return value.map((item) => withoutCredentials(item, secrets));
+  if (!isPlainObject(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(value))
+    if (!CREDENTIAL_FIELDS.has(key)) out[key] = withoutCredentials(child, secrets);
+  return out;
 }
 
 /** The revealed values of the Secret leaves of `value`. */
