@@ -1,4 +1,4 @@
-import { mkdtemp, readFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -68,5 +68,15 @@ describe("simulator state file", () => {
     await second.close();
 
     expect(Date.now() - Date.parse(newest.finishedAt)).toBeLessThanOrEqual(8 * 3_600_000);
+  });
+
+  it("refuses a saved state it cannot read, saying to delete it rather than blaming a fixture", async () => {
+    const stateFile = join(await mkdtemp(join(tmpdir(), "driftless-sim-state-")), "platform.json");
+    await writeFile(stateFile, JSON.stringify({ organisations: [] }));
+
+    const error = await startSimulator({ stateFile }).catch((e: unknown) => e);
+
+    expect((error as Error).message).toMatch(/saved state .*platform\.json.*organisations.*delete it/);
+    expect((error as Error).message).not.toMatch(/fixture/);
   });
 });

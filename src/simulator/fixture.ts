@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { parse } from "yaml";
+import type { z } from "zod";
 import { ConfigError } from "../errors.js";
 import { Fixture, type FixtureInput } from "./model.js";
 
@@ -25,10 +26,14 @@ export function loadFixture(file: string): Fixture {
   return parseFixture(document ?? {}, file);
 }
 
+/** Every problem of a platform that does not fit the Fixture shape, as `path: message; ...`. */
+export function fixtureProblems(error: z.ZodError): string {
+  return error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ");
+}
+
 /** Validates a fixture given as data; the result is a fresh copy the simulator may change. */
 export function parseFixture(input: FixtureInput | unknown, origin = "fixture"): Fixture {
   const parsed = Fixture.safeParse(input);
   if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
-  throw new ConfigError(`invalid simulator fixture ${origin}: ${problems.join("; ")}`);
+  throw new ConfigError(`invalid simulator fixture ${origin}: ${fixtureProblems(parsed.error)}`);
 }

@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { ConfigError } from "../errors.js";
-import { parseFixture } from "./fixture.js";
-import type { Fixture, PlatformState } from "./model.js";
+import { fixtureProblems } from "./fixture.js";
+import { Fixture, type PlatformState } from "./model.js";
 
 /**
  * Keeps the simulated platform in a JSON file between runs, so that one `apply` after another against
@@ -13,15 +13,20 @@ import type { Fixture, PlatformState } from "./model.js";
 /** The saved platform of `file` with the fixture's credentials, or the fixture when there is no file yet. */
 export function loadPersisted(file: string, fixture: Fixture): PlatformState {
   if (!existsSync(file)) return fixture;
+  // An unreadable file, or one an older version wrote, is the simulator's own: say so, not "fixture".
+  const refuse = (why: string, cause?: unknown) =>
+    new ConfigError(`cannot read the simulator's saved state ${file} (${why}); delete it to start afresh`, {
+      cause,
+    });
   let saved: unknown;
   try {
     saved = JSON.parse(readFileSync(file, "utf8"));
   } catch (error) {
-    throw new ConfigError(`cannot read the simulator's saved state ${file}; delete it to start afresh`, {
-      cause: error,
-    });
+    throw refuse((error as Error).message, error);
   }
-  const state = parseFixture(saved, file);
+  const parsed = Fixture.safeParse(saved);
+  if (!parsed.success) throw refuse(fixtureProblems(parsed.error));
+  const state = parsed.data;
   const secrets = new Map(fixture.keys.map((k) => [k.id, k.secret]));
   for (const key of state.keys) {
     const secret = secrets.get(key.id);
