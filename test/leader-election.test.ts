@@ -182,6 +182,21 @@ describe("leader election on a Lease", () => {
     );
   });
 
+  it("is no leader past the renew deadline even while a blocked event loop holds back its step-down timer", async () => {
+    const a = elector("replica-a");
+    await watch([a], () => a.isLeader(), 3000);
+    fake.setFault("hang", (r) => r.token === "replica-a");
+
+    // A long synchronous stretch (a huge parse, a GC pause): no timer can fire meanwhile.
+    const blockedUntil = performance.now() + DURATIONS.renewDeadlineSeconds * 1000 + 100;
+    while (performance.now() < blockedUntil) {
+      // busy: the step-down timer is due but cannot run
+    }
+    const leaderAfterDeadline = a.isLeader();
+
+    expect(leaderAfterDeadline).toBe(false);
+  });
+
   it("lets a recovered former leader follow the new one instead of taking the Lease back", async () => {
     const a = elector("replica-a");
     await watch([a], () => a.isLeader(), 3000);

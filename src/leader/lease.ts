@@ -266,7 +266,9 @@ export function createLeaseLeadership(options: LeaseLeadershipOptions): LeaseLea
 
   return {
     identity,
-    isLeader: () => leader,
+    // Checked against the clock too: the step-down timer fires late when the event loop is blocked,
+    // and a write asked for after the renew deadline must be refused all the same.
+    isLeader: () => leader && performance.now() < renewedAt + renewDeadline,
     holder: () => lastHolder,
     onChange(listener) {
       listeners.add(listener);
