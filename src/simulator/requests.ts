@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { badRequest } from "./http.js";
-import { EndpointType, KeyRole, MskAuthentication, Series, TableMapping } from "./model.js";
+import { EndpointType, KeyRole, MskAuthentication, TableMapping, Tile } from "./model.js";
 
 /**
  * The request bodies both APIs accept, field for field from the seed documents, and nothing else:
@@ -125,18 +125,8 @@ export type EndpointCreate = z.infer<typeof EndpointCreate>;
 
 export const DashboardPut = z.strictObject({
   name: Text,
-  tiles: z.array(
-    z.strictObject({
-      id: Text.optional(),
-      name: Text,
-      x: z.int(),
-      y: z.int(),
-      w: z.int(),
-      h: z.int(),
-      asRatio: z.boolean().optional(),
-      series: z.array(Series),
-    }),
-  ),
+  // A tile as results show it, except that a new tile comes without an id.
+  tiles: z.array(Tile.extend({ id: Text.optional() })),
   tags: z.array(Text).optional(),
 });
 export type DashboardPut = z.infer<typeof DashboardPut>;
