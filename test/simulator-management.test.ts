@@ -96,6 +96,14 @@ describe("management API envelope and auth", () => {
     expect(answer.split("\r\n")[0]).toBe("HTTP/1.1 404 Not Found");
   });
 
+  it("answers 413 to a body over 1 MiB and changes nothing", async () => {
+    const answer = await call("PATCH", org, { name: "x".repeat(1_100_000) });
+
+    expect(answer.status).toBe(413);
+    expect(answer.json.error).toMatch(/^PAYLOAD_TOO_LARGE: /);
+    expect(sim.state.organizations[0]?.name).toBe("Acme Analytics");
+  });
+
   it("answers 415 to a body without Content-Type application/json and 400 to broken JSON", async () => {
     const authorization = basic(ids.managementKeyId, "sim-management-secret");
     const noType = await fetch(`${sim.managementUrl}${org}`, {
