@@ -4,12 +4,12 @@ import { join } from "node:path";
 import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Daemon, startDaemon } from "../src/daemon/daemon.js";
-import type { Leadership } from "../src/leader/leadership.js";
 import type { ManifestOf } from "../src/manifests/manifest.js";
 import type { Alert } from "../src/platform/observability.js";
 import type { PassResult } from "../src/reconcile/types.js";
 import { createLogger } from "../src/telemetry/logger.js";
 import { createMetrics } from "../src/telemetry/metrics.js";
+import { switchableLeadership } from "./helpers/switchable-leadership.js";
 
 /**
  * Poll rounds of the daemon, with an alert API whose answers the test holds back: a round in flight
@@ -34,16 +34,7 @@ afterEach(async () => {
 async function start() {
   const manifests = await mkdtemp(join(tmpdir(), "driftless-poll-rounds-"));
   roots.push(manifests);
-  let leader = true;
-  const listeners = new Set<(leader: boolean) => void>();
-  const leadership: Leadership = {
-    isLeader: () => leader,
-    onChange: (listener) => {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    stop: async () => {},
-  };
+  const leadership = switchableLeadership(true);
   const alertCalls: Array<(state: string) => void> = [];
   const registry = new Registry();
   const daemon = await startDaemon({
@@ -75,13 +66,9 @@ async function start() {
     logger: createLogger("silent"),
   });
   daemons.push(daemon);
-  const setLeader = (value: boolean) => {
-    leader = value;
-    for (const listener of listeners) listener(value);
-  };
   const alertSeries = async () =>
     (await registry.metrics()).split("\n").filter((line) => line.startsWith("driftless_alert_state{"));
-  return { daemon, setLeader, alertCalls, alertSeries, url: `http://${daemon.address}` };
+  return { daemon, setLeader: leadership.set, alertCalls, alertSeries, url: `http://${daemon.address}` };
 }
 
 async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {

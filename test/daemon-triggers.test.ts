@@ -10,6 +10,7 @@ import type { PassOptions, PassResult, Reconciler } from "../src/reconcile/types
 import { createLogger } from "../src/telemetry/logger.js";
 import { createMetrics } from "../src/telemetry/metrics.js";
 import { createGitSyncLayout } from "./helpers/git-sync-layout.js";
+import { switchableLeadership } from "./helpers/switchable-leadership.js";
 
 /**
  * Trigger logic of the daemon through its real watcher, schedules and HTTP server, with a small
@@ -335,20 +336,8 @@ describe("leadership", () => {
   it("a follower serves probes but never passes; it passes once it leads, and aborts when it loses", async () => {
     const root = await mkdtemp(join(tmpdir(), "driftless-leader-"));
     temporaryDirs.push(root);
-    let leader = false;
-    const listeners = new Set<(leader: boolean) => void>();
-    const leadership: Leadership = {
-      isLeader: () => leader,
-      onChange: (listener) => {
-        listeners.add(listener);
-        return () => listeners.delete(listener);
-      },
-      stop: async () => {},
-    };
-    const setLeader = (value: boolean) => {
-      leader = value;
-      for (const listener of listeners) listener(value);
-    };
+    const leadership = switchableLeadership(false);
+    const setLeader = leadership.set;
     const reconciler = new RecordingReconciler(root);
     let release = () => {};
     const { url } = await start({ manifests: root, reconciler, leadership });

@@ -4,12 +4,12 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { leaderOnlyStore } from "../src/leader/leader-only-store.js";
-import type { Leadership } from "../src/leader/leadership.js";
 import { createReconciler } from "../src/reconcile/engine.js";
 import type { Sender } from "../src/reconcile/send.js";
 import { createFileStore } from "../src/state/file-store.js";
 import { createLogger } from "../src/telemetry/logger.js";
 import { apiKey } from "./helpers/daemon-run.js";
+import { switchableLeadership } from "./helpers/switchable-leadership.js";
 
 /**
  * A leader that loses its Lease while a request is in flight: the request runs to its answer (it cannot
@@ -21,23 +21,6 @@ afterEach(async () => {
   await Promise.all(roots.splice(0).map((root) => rm(root, { recursive: true, force: true })));
 });
 
-function switchableLeadership(): Leadership & { set(leader: boolean): void } {
-  let leader = true;
-  const listeners = new Set<(leader: boolean) => void>();
-  return {
-    isLeader: () => leader,
-    onChange: (listener) => {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    stop: async () => {},
-    set(value) {
-      leader = value;
-      for (const listener of listeners) listener(value);
-    },
-  };
-}
-
 describe("a leader deposed during a pass", () => {
   it("does not write the state once it has lost the lease, even when its in-flight request succeeds", async () => {
     const root = await mkdtemp(join(tmpdir(), "driftless-deposed-"));
@@ -45,7 +28,7 @@ describe("a leader deposed during a pass", () => {
     const manifests = join(root, "manifests");
     await mkdir(manifests);
     await writeFile(join(manifests, "key.yaml"), apiKey("renamed-by-git"));
-    const leadership = switchableLeadership();
+    const leadership = switchableLeadership(true);
     const store = createFileStore(join(root, "state"));
     let answer = (_value: unknown) => {};
     let sent = () => {};
