@@ -2,7 +2,7 @@ import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { defaultIds as ids, startSimulator } from "../src/simulator/index.js";
+import { defaultFixture, defaultIds as ids, startSimulator } from "../src/simulator/index.js";
 
 const authorization = `Basic ${Buffer.from(`${ids.managementKeyId}:${ids.managementKeySecret}`).toString("base64")}`;
 const endpoints = `/v1/organizations/${ids.organizationId}/services/${ids.serviceId}/datapipesReversePrivateEndpoints`;
@@ -42,6 +42,33 @@ describe("simulator state file", () => {
     expect(saved).not.toContain("sim-observability-token");
   });
 
+  it("does not overwrite what another run saved when it only read (plan beside apply)", async () => {
+    const stateFile = join(await mkdtemp(join(tmpdir(), "driftless-sim-state-")), "platform.json");
+    const apply = await startSimulator({ stateFile, endpointReadyAfterMs: 0 });
+    const plan = await startSimulator({ stateFile });
+    const created = await fetch(`${apply.managementUrl}${endpoints}`, {
+      method: "POST",
+      headers: { authorization, "content-type": "application/json" },
+      body: JSON.stringify({
+        description: "kept",
+        type: "VPC_ENDPOINT_SERVICE",
+        vpcEndpointServiceName: "svc",
+      }),
+    });
+    const endpointId = (await created.json()).result.id;
+    await apply.close();
+
+    await fetch(`${plan.managementUrl}${endpoints.replace("datapipesReversePrivateEndpoints", "backups")}`, {
+      headers: { authorization },
+    });
+    await plan.close();
+    const next = await startSimulator({ stateFile });
+    const endpointIds = next.state.endpoints.map((e) => e.id);
+    await next.close();
+
+    expect(endpointIds).toEqual([endpointId]);
+  });
+
   it("starts from the fixture when the file does not exist yet", async () => {
     const stateFile = join(await mkdtemp(join(tmpdir(), "driftless-sim-state-")), "platform.json");
 
@@ -54,10 +81,10 @@ describe("simulator state file", () => {
 
   it("gives each service the backup its schedule made while the saved platform was not running", async () => {
     const stateFile = join(await mkdtemp(join(tmpdir(), "driftless-sim-state-")), "platform.json");
-    const first = await startSimulator({ stateFile });
-    const threeDaysAgo = Date.now() - 72 * 3_600_000;
-    for (const backup of first.state.backups) backup.finishedAt = new Date(threeDaysAgo).toISOString();
-    await first.close();
+    const threeDaysAgo = new Date(Date.now() - 72 * 3_600_000).toISOString();
+    const fixture = defaultFixture();
+    const backups = fixture.backups?.map((backup) => ({ ...backup, finishedAt: threeDaysAgo }));
+    await writeFile(stateFile, JSON.stringify({ ...fixture, backups }));
 
     const second = await startSimulator({ stateFile });
     const answer = await fetch(

@@ -48,8 +48,10 @@ export type SimulatorOptions = {
   backupEveryMs?: number;
   /**
    * A JSON file that keeps the platform between runs: loaded at start when it exists (instead of the
-   * fixture, whose credentials still apply), saved after every write and on close. Never holds a
-   * credential. Default: nothing is kept.
+   * fixture, whose credentials still apply), saved after every change the simulator makes (a write
+   * request, an endpoint turning Ready, a backup, an alert state). Not on close: a run that only read
+   * must not overwrite what another run saved meanwhile. Never holds a credential. Default: nothing
+   * is kept.
    */
   stateFile?: string;
   /** Receives one debug line per request (never headers or bodies) and handler failures. */
@@ -95,8 +97,10 @@ function initialState({ fixture, stateFile }: SimulatorOptions): PlatformState {
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const host = options.host ?? "127.0.0.1";
   const state = initialState(options);
+  let closed = false;
   const save = () => {
-    if (!options.stateFile) return;
+    // After close, a request that was still waiting out a latency fault must not write a stale file.
+    if (!options.stateFile || closed) return;
     try {
       savePersisted(options.stateFile, state);
     } catch (error) {
@@ -128,11 +132,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     if (!alert) throw new ConfigError(`the simulator has no alert ${alertId}`);
     alert.state = value;
     alert.updatedAt = new Date().toISOString();
+    save();
   };
 
   const addBackup = (serviceId: string, finishedAt = new Date()): Backup => {
     const backup = newBackup(serviceId, finishedAt);
     state.backups.unshift(backup);
+    save();
     return backup;
   };
   const becomeReady = (endpoint: ReverseEndpoint) =>
@@ -227,8 +233,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     close: async () => {
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
+      closed = true;
       await Promise.all([management.close(), observability.close()]);
-      save();
     },
   };
 }
