@@ -1,5 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createPlatform } from "../src/commands/platform.js";
+import { Config } from "../src/config.js";
+import { createReconciler } from "../src/reconcile/engine.js";
+import { createFileStore } from "../src/state/file-store.js";
+import { createLogger } from "../src/telemetry/logger.js";
 import { type EngineWorld, header, ids, startEngineWorld } from "./helpers/engine-world.js";
+import { createHttpTestServer } from "./helpers/http-test-server.js";
 
 /** Organization privateEndpoints and postgres tableMappings: only what driftless added is ever removed. */
 
@@ -104,5 +110,56 @@ describe("three-way lists", () => {
     expect(liveTables()).toEqual(["customers", "orders", "invoices"]);
     const state = await world.state();
     expect(state.resources["DataPipe/customers"]?.owned?.tableMappings).toEqual(["public.orders -> orders"]);
+  });
+
+  it("converges when the platform's answers leave the lists out: adds once, then sends nothing", async () => {
+    const platform = await createHttpTestServer((request) => ({
+      status: 200,
+      body: { status: 200, requestId: "req-1", result: { id: request.url.split("/").at(-1), name: "x" } },
+    }));
+    await world.write("org.yaml", org(["vpce-a"]));
+    await world.write("pipe.yaml", pipe(["orders"]));
+    const config = Config.parse({ ...world.config, managementUrl: platform.url });
+    const logger = createLogger("silent");
+    const apply = async () => {
+      const store = createFileStore(world.stateDir, { logger });
+      const clients = await createPlatform(config, { logger });
+      try {
+        return await createReconciler({
+          manifests: world.manifests,
+          store,
+          send: clients.send,
+          secrets: { env: {}, secretsDir: world.secretsDir },
+          logger,
+        }).pass({ trigger: "test" });
+      } finally {
+        await clients.close();
+        await store.close();
+      }
+    };
+
+    try {
+      const first = await apply();
+      const second = await apply();
+
+      expect(first.statuses.map((s) => s.status)).toEqual(["Synced", "Synced"]);
+      expect(second.ok).toBe(true);
+      const bodies = platform.requests.map((r) => r.json);
+      expect(bodies).toContainEqual({
+        privateEndpoints: { add: [{ id: "vpce-a", description: "vpce-a desc" }] },
+      });
+      expect(bodies).toContainEqual({
+        source: {
+          postgres: {
+            tableMappingsToAdd: [
+              { sourceSchemaName: "public", sourceTable: "orders", targetTable: "orders" },
+            ],
+          },
+        },
+      });
+      expect(bodies).toHaveLength(4);
+    } finally {
+      await platform.close();
+    }
   });
 });

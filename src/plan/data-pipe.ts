@@ -1,7 +1,7 @@
 import { MANAGEMENT_ROUTES } from "../platform/management.js";
 import type { ResourceRecord } from "../state/store.js";
 import { diffPatch } from "./patch.js";
-import { ownedAfter, threeWay } from "./three-way.js";
+import { liveAfter, ownedAfter, threeWay } from "./three-way.js";
 import type { KindPlanner, PlanContext, PlanInput, ResourcePlan } from "./types.js";
 import { isPlainObject, member, omit, stored } from "./values.js";
 
@@ -62,6 +62,13 @@ function requestFields(spec: Record<string, unknown>, context: PlanContext): Fie
 function liveMappings(record: ResourceRecord | undefined): Mapping[] | undefined {
   const list = member(member(member(record?.observed, "source"), "postgres"), LIST);
   return Array.isArray(list) ? (list.filter(isPlainObject) as Mapping[]) : undefined;
+}
+
+/** `answer` with the live mappings driftless assumes, when the answer left them out. */
+function withMappings(answer: Record<string, unknown>, tableMappings: Mapping[]): Record<string, unknown> {
+  const source = isPlainObject(answer.source) ? answer.source : {};
+  const postgres = isPlainObject(source.postgres) ? source.postgres : {};
+  return { ...answer, source: { ...source, postgres: { ...postgres, [LIST]: tableMappings } } };
 }
 
 export const dataPipePlanner: KindPlanner = {
@@ -131,13 +138,18 @@ export const dataPipePlanner: KindPlanner = {
       member(sent, "tableMappingsToAdd") !== undefined || member(sent, "tableMappingsToRemove") !== undefined;
     const nextOwned =
       mappings && sentSets ? ownedAfter(mappings, liveMappings(record) ?? [], owned, added, keyOf) : owned;
+    const removed = (member(sent, "tableMappingsToRemove") as Mapping[] | undefined) ?? [];
+    const answered = isPlainObject(result) ? result : undefined;
     return {
       ...record,
       kind,
       name,
       applied: stored(fields) as Record<string, unknown>,
       appliedAt: at,
-      observed: isPlainObject(result) ? result : undefined,
+      observed:
+        answered && mappings && !liveMappings({ kind, name, observed: answered })
+          ? withMappings(answered, liveAfter(liveMappings(record) ?? [], added, removed, keyOf))
+          : answered,
       ...(mappings ? { owned: { ...record?.owned, [LIST]: nextOwned } } : {}),
     };
   },

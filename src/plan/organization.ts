@@ -1,7 +1,7 @@
 import { MANAGEMENT_ROUTES } from "../platform/management.js";
 import type { ResourceRecord } from "../state/store.js";
 import { diffPatch } from "./patch.js";
-import { ownedAfter, threeWay } from "./three-way.js";
+import { liveAfter, ownedAfter, threeWay } from "./three-way.js";
 import type { KindPlanner, PlanInput, ResourcePlan } from "./types.js";
 import { isPlainObject, member, omit, stored } from "./values.js";
 
@@ -76,14 +76,20 @@ export const organizationPlanner: KindPlanner = {
     const owned = record?.owned?.[LIST] ?? [];
     const desired = desiredList(spec) ?? [];
     const added = (member(sent, "add") as Entry[] | undefined) ?? [];
+    const removed = (member(sent, "remove") as Entry[] | undefined) ?? [];
     const nextOwned = sent ? ownedAfter(desired, liveList(record) ?? [], owned, added, keyOf) : owned;
+    const answered = isPlainObject(result) ? result : undefined;
+    const observed =
+      answered && desiredList(spec) && !Array.isArray(answered[LIST])
+        ? { ...answered, [LIST]: liveAfter(liveList(record) ?? [], added, removed, keyOf) }
+        : answered;
     return {
       ...record,
       kind,
       name,
       applied: stored(spec) as Record<string, unknown>,
       appliedAt: at,
-      observed: isPlainObject(result) ? result : undefined,
+      observed,
       owned: { ...record?.owned, [LIST]: nextOwned },
     };
   },

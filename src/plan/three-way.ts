@@ -62,3 +62,17 @@ export function ownedAfter<T>(
   for (const entry of added) if (!liveKeys.has(keyOf(entry))) next.add(keyOf(entry));
   return [...next].filter((key) => desiredKeys.has(key)).sort();
 }
+
+/**
+ * The live list once `remove` and then `add` took effect: what driftless assumes when the platform's
+ * answer leaves the list out (or gives null), so that a pass converges instead of learning it again.
+ */
+export function liveAfter<T>(
+  live: readonly T[],
+  add: readonly T[],
+  remove: readonly T[],
+  keyOf: (entry: T) => string,
+): T[] {
+  const gone = new Set([...remove, ...add].map(keyOf));
+  return [...live.filter((entry) => !gone.has(keyOf(entry))), ...add];
+}
