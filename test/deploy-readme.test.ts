@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -7,7 +7,8 @@ import { afterAll, describe, expect, it } from "vitest";
 
 /**
  * The README's "Run it on Kubernetes" and "Operations" sections as a user follows them: the files
- * they name exist, and the commands that make files produce what the deployment needs.
+ * they name exist, their manifests validate, and the commands that make files produce what the
+ * deployment needs. The validate check needs the built CLI (`npx tsc -p .`).
  */
 
 const repo = fileURLToPath(new URL("..", import.meta.url));
@@ -38,6 +39,30 @@ describe("the README's Kubernetes steps", () => {
 
     expect(paths.length).toBeGreaterThan(5);
     expect([...new Set(paths)].filter((path) => !existsSync(join(repo, path)))).toEqual([]);
+  });
+
+  it("show manifests that `driftless validate` accepts, once their placeholders are filled", () => {
+    const manifests = [...section("Operations").matchAll(/```yaml\n([\s\S]*?)```/g)].map((match) =>
+      (match[1] ?? "").replace(/<[^>]*\bid>/g, "0d3c1b2a-4e5f-4a6b-8c7d-9e0f1a2b3c4d"),
+    );
+    mkdirSync(join(work, "manifests"));
+    manifests.forEach((text, index) => {
+      writeFileSync(join(work, "manifests", `readme-${index}.yaml`), text);
+    });
+
+    const validate = spawnSync(
+      process.execPath,
+      [join(repo, "dist/cli.js"), "validate", join(work, "manifests")],
+      {
+        encoding: "utf8",
+      },
+    );
+
+    expect(manifests.length).toBeGreaterThan(0);
+    expect(validate.stdout + validate.stderr).toMatch(
+      new RegExp(`^${manifests.length} valid manifests?, no problems`, "m"),
+    );
+    expect(validate.status).toBe(0);
   });
 
   it("create a webhook token that git-sync can put in its webhook URL as it is", () => {
