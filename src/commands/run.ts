@@ -34,6 +34,9 @@ export async function runCommand(config: Config, io: Io): Promise<number> {
     }
   };
 
+  // Listened for from the start: a signal while starting (a rollout replacing a new pod) is answered by
+  // a clean stop once started, not by Node's default of dying on the spot.
+  const signals = listenForSignal();
   try {
     const platform = await createPlatform(config, { logger, metrics, warn: io.err });
     cleanups.push(() => platform.close());
@@ -86,7 +89,7 @@ export async function runCommand(config: Config, io: Io): Promise<number> {
       "driftless run started",
     );
 
-    const signal = await nextSignal();
+    const signal = await signals.received;
     logger.info(
       { signal, graceMs: SHUTDOWN_GRACE_MS },
       "shutting down: no new work, finishing the running pass",
@@ -97,6 +100,7 @@ export async function runCommand(config: Config, io: Io): Promise<number> {
     logger.info("stopped");
     return 0;
   } finally {
+    signals.dispose();
     await cleanUp();
   }
 }
@@ -142,14 +146,20 @@ function tileIdsFrom(store: StateStore): (dashboard: string) => Promise<Record<s
   };
 }
 
-function nextSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const on = (signal: NodeJS.Signals) => {
-      process.off("SIGTERM", on);
-      process.off("SIGINT", on);
+/** The first SIGTERM or SIGINT from now on; after it (or dispose), Node's default handling is back. */
+function listenForSignal(): { received: Promise<NodeJS.Signals>; dispose(): void } {
+  let on: (signal: NodeJS.Signals) => void = () => {};
+  const dispose = () => {
+    process.off("SIGTERM", on);
+    process.off("SIGINT", on);
+  };
+  const received = new Promise<NodeJS.Signals>((resolve) => {
+    on = (signal) => {
+      dispose();
       resolve(signal);
     };
     process.on("SIGTERM", on);
     process.on("SIGINT", on);
   });
+  return { received, dispose };
 }

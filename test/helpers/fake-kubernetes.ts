@@ -24,8 +24,11 @@ type KubeObject = {
 /** A request as received; `token` is the bearer token, which tells the clients of a test apart. */
 export type RecordedRequest = { method: string; path: string; token?: string; body?: KubeObject };
 
-/** What the server does instead of answering: an HTTP status, a request that never ends, or a reset. */
-export type Fault = { status: number } | "hang" | "reset";
+/**
+ * What the server does instead of answering at once: an HTTP status, a request that never ends, a reset,
+ * or the usual answer after a delay.
+ */
+export type Fault = { status: number } | { delayMs: number } | "hang" | "reset";
 
 export type FakeKubernetes = {
   /** http://127.0.0.1:PORT */
@@ -109,7 +112,8 @@ export async function startFakeKubernetes(): Promise<FakeKubernetes> {
       const current = fault.fault;
       if (current === "hang") return;
       if (current === "reset") return req.socket.destroy();
-      return status(res, current.status, "InternalError", "injected fault");
+      if ("status" in current) return status(res, current.status, "InternalError", "injected fault");
+      await new Promise((resolve) => setTimeout(resolve, current.delayMs));
     }
 
     const route = ROUTES.find((r) => r.pattern.test(url.pathname));
