@@ -1,4 +1,4 @@
-import { CORE_SCHEMA, loadAll } from "js-yaml";
+import { FAILSAFE_SCHEMA, loadAll, Type } from "js-yaml";
 import { isKind, KIND_SCHEMAS } from "./manifest.js";
 import type { ParsedManifest } from "./parse.js";
 
@@ -9,14 +9,16 @@ import type { ParsedManifest } from "./parse.js";
  * with the yaml library to find and place the problems. So a problem is only ever reported by the
  * careful path, and positions always come from it (see withPositions).
  *
- * Files with anchors take the careful path directly: only it bounds alias expansion.
+ * The yaml library's reading is the truth; this path must never accept a file that it would read
+ * differently or reject. So plain scalars resolve with the yaml library's own core-schema patterns
+ * (js-yaml's CORE_SCHEMA reads `0b101` as 5 and `+.5` as a string, yaml the other way round), and
+ * every construct where the two are known to differ sends the file down the careful path unread.
  */
 export function parseFast(text: string): ParsedManifest[] | undefined {
-  if (text.includes("&")) return undefined;
+  if (needsCarefulReader(text)) return undefined;
   let documents: unknown[];
   try {
-    // CORE_SCHEMA reads scalars as YAML 1.2's core schema does, like the yaml library.
-    documents = loadAll(text, undefined, { schema: CORE_SCHEMA });
+    documents = loadAll(text, undefined, { schema: YAML_CORE });
   } catch {
     return undefined;
   }
@@ -27,13 +29,81 @@ export function parseFast(text: string): ParsedManifest[] | undefined {
     if (!isKind(kind)) return undefined;
     const parsed = KIND_SCHEMAS[kind].safeParse(value);
     if (!parsed.success) return undefined;
+    const labels = parsed.data.metadata.labels ?? {};
+    // js-yaml names a null key "null", yaml "": labels are the only map whose keys are free.
+    if (Object.hasOwn(labels, "null")) return undefined;
     manifests.push({
       kind: parsed.data.kind,
       name: parsed.data.metadata.name,
-      labels: parsed.data.metadata.labels ?? {},
+      labels,
       spec: parsed.data.spec,
       ordinal: manifests.length,
     } as ParsedManifest);
   }
   return manifests;
 }
+
+/**
+ * Constructs the two readers treat differently, or that only the careful one bounds: anchors (the
+ * alias cap), tags (yaml keeps unknown ones as strings, js-yaml throws or reads !!float 1 as a
+ * number), directives (%YAML 1.1), a lone CR as a line break, a comment glued to a closing quote or
+ * bracket, content on a `---` line, explicit `?` keys and collections as keys, and flow collections
+ * that span lines (js-yaml does not check their indentation). Rare in manifests; each only costs
+ * the careful path's time.
+ */
+const CAREFUL_ONLY =
+  /[&!]|^%|\r(?!\n)|["'\]}]#|^---[ \t]+[^\s#]|(?:^|[\s[{,])\?(?:\s|$)|[\]}][ \t]*:(?:\s|$)/m;
+
+function needsCarefulReader(text: string): boolean {
+  return CAREFUL_ONLY.test(text) || hasMultiLineFlow(text);
+}
+
+/** Whether some line opens more `[`/`{` than it closes (quotes are not parsed: a false alarm is only slower). */
+function hasMultiLineFlow(text: string): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x5b || c === 0x7b) depth++;
+    else if (c === 0x5d || c === 0x7d) depth--;
+    else if (c === 0x0a) {
+      if (depth !== 0) return true;
+      depth = 0;
+    }
+  }
+  return depth !== 0;
+}
+
+/**
+ * A plain-scalar type of the yaml library's core schema: the same patterns, each with its value.
+ * One Type per tag, because js-yaml keeps only the last of several types with one tag.
+ */
+const plain = (tag: string, forms: [RegExp, (text: string) => unknown][]) => {
+  const formOf = (text: string) => forms.find(([pattern]) => pattern.test(text));
+  return new Type(`tag:yaml.org,2002:${tag}`, {
+    kind: "scalar",
+    resolve: (text: string | null) => text !== null && formOf(text) !== undefined,
+    construct: (text: string) => (formOf(text) as [RegExp, (text: string) => unknown])[1](text),
+  });
+};
+
+// Copied from yaml's schema/core (null, bool, int, float): the patterns decide what a scalar means.
+const YAML_CORE = FAILSAFE_SCHEMA.extend({
+  implicit: [
+    plain("null", [[/^(?:~|[Nn]ull|NULL)?$/, () => null]]),
+    plain("bool", [[/^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/, (text) => text[0] === "t" || text[0] === "T"]]),
+    plain("int", [
+      [/^0o[0-7]+$/, (text) => Number.parseInt(text.substring(2), 8)],
+      [/^[-+]?[0-9]+$/, (text) => Number.parseInt(text, 10)],
+      [/^0x[0-9a-fA-F]+$/, (text) => Number.parseInt(text.substring(2), 16)],
+    ]),
+    plain("float", [
+      [
+        /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/,
+        (text) =>
+          text.slice(-3).toLowerCase() === "nan" ? Number.NaN : text[0] === "-" ? -Infinity : Infinity,
+      ],
+      [/^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/, Number.parseFloat],
+      [/^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/, Number.parseFloat],
+    ]),
+  ],
+});

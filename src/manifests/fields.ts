@@ -33,9 +33,21 @@ export const ManifestName = z
     error: "must be lower-case letters, digits, '-' or '.', starting and ending with a letter or digit",
   });
 
+/**
+ * Kubernetes' label key rule: an optional DNS-subdomain prefix and `/`, then a name of at most 63
+ * characters. It also keeps out keys that YAML reads from something other than a string (null, `[a]`).
+ */
+export const LabelKey = z
+  .string()
+  .max(253 + 1 + 63, { error: "label keys must be at most 317 characters" })
+  .regex(/^(?:[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/, {
+    error:
+      "label keys are an optional DNS prefix and '/', then up to 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit",
+  });
+
 export const Metadata = z.strictObject({
   name: ManifestName,
-  labels: z.record(z.string(), z.string({ error: "label values must be strings" })).optional(),
+  labels: z.record(LabelKey, z.string({ error: "label values must be strings" })).optional(),
 });
 export type Metadata = z.infer<typeof Metadata>;
 

@@ -1,4 +1,4 @@
-import { type Document, isMap, isSeq, type Node } from "yaml";
+import { type Document, isCollection, isMap, isNode, isPair, type Node } from "yaml";
 import type { z } from "zod";
 import type { Position } from "../errors.js";
 import { parseFast } from "./fast-parse.js";
@@ -66,6 +66,11 @@ const messages: z.core.$ZodErrorMap = (issue) => {
 export function parseManifestFile(file: string, text: string, limits = DEFAULT_PARSE_LIMITS): ParsedFile {
   const fast = parseFast(text);
   if (fast) return { manifests: fast, problems: [] };
+  return parseCarefully(file, text, limits);
+}
+
+/** The yaml library's reading of a file, the one that decides: what parseManifestFile gives when slow. */
+export function parseCarefully(file: string, text: string, limits = DEFAULT_PARSE_LIMITS): ParsedFile {
   const yaml = parseYaml(file, text);
   const result: ParsedFile = { manifests: [], problems: [] };
   yaml.documents.filter(isDocument).forEach((doc, ordinal) => {
@@ -87,8 +92,10 @@ function parseDocument(
   const report = (position: Position, message: string, extra: Partial<Problem> = {}) =>
     result.problems.push({ ...position, resource, ...extra, message });
 
-  if (doc.errors.length > 0) {
-    for (const error of doc.errors) {
+  // Warnings too (an unknown tag kept as a string, an unknown directive): a manifest is read one way only.
+  const errors = [...doc.errors, ...doc.warnings];
+  if (errors.length > 0) {
+    for (const error of errors) {
       const message =
         error.code === "RESOURCE_EXHAUSTION"
           ? "the YAML is nested too deeply or too large to parse"
@@ -101,9 +108,23 @@ function parseDocument(
   // Empty documents (a trailing `---`, a file of comments) were left out by the caller.
   if (!doc.contents) return;
 
-  const deep = tooDeep(doc.contents, limits.maxDepth);
+  const deep = findNode(doc.contents, (node, depth) => depth > limits.maxDepth && isCollection(node));
   if (deep) {
     report(at(deep.range?.[0] ?? 0), `nested deeper than ${limits.maxDepth} levels: not a manifest`);
+    return;
+  }
+  // yaml would stringify such a key itself, with a process warning; js-yaml spells it another way.
+  const complexKey = findNode(doc.contents, (node, _, isKey) => isKey && isCollection(node));
+  if (complexKey) {
+    report(at(complexKey.range?.[0] ?? 0), "a key must be plain text, not a list or a mapping");
+    return;
+  }
+  const tagged = findNode(doc.contents, (node) => node.tag !== undefined && !CORE_TAGS.has(node.tag));
+  if (tagged) {
+    report(
+      at(tagged.range?.[0] ?? 0),
+      `the YAML tag ${shortTag(tagged.tag)} is not supported: write the plain value (binary data, timestamps and sets have no place in a manifest)`,
+    );
     return;
   }
   let value: unknown;
@@ -187,19 +208,28 @@ function peekResource(doc: Document.Parsed): string | undefined {
   return `${kind}/${typeof name === "string" && name !== "" ? name : "?"}`;
 }
 
-/** The first node nested deeper than `max` maps and lists, found without recursion. */
-function tooDeep(root: Node, max: number): Node | undefined {
-  const stack: [Node, number][] = [[root, 1]];
+/** Explicit tags that only restate what a plain value is; others (!!binary, !!timestamp, !custom) are refused. */
+const CORE_TAGS = new Set(
+  ["str", "int", "float", "bool", "null", "map", "seq"].map((name) => `tag:yaml.org,2002:${name}`),
+);
+
+const shortTag = (tag = "") => tag.replace(/^tag:yaml\.org,2002:/, "!!");
+
+/** The first node, key or value, for which `test` holds (depth 1 is the document's top), found without recursion. */
+function findNode(
+  root: Node,
+  test: (node: Node, depth: number, isKey: boolean) => boolean,
+): Node | undefined {
+  const stack: [Node, number, boolean][] = [[root, 1, false]];
   while (stack.length > 0) {
-    const [node, depth] = stack.pop() as [Node, number];
-    if (!isMap(node) && !isSeq(node)) continue;
-    if (depth > max) return node;
+    const [node, depth, isKey] = stack.pop() as [Node, number, boolean];
+    if (test(node, depth, isKey)) return node;
+    if (!isCollection(node)) continue;
     for (const item of node.items) {
-      if (isMap(node)) {
-        const pair = item as { key: unknown; value: unknown };
-        if (pair.key && typeof pair.key === "object") stack.push([pair.key as Node, depth + 1]);
-        if (pair.value && typeof pair.value === "object") stack.push([pair.value as Node, depth + 1]);
-      } else if (item && typeof item === "object") stack.push([item as Node, depth + 1]);
+      if (isPair(item)) {
+        if (isNode(item.key)) stack.push([item.key, depth + 1, true]);
+        if (isNode(item.value)) stack.push([item.value, depth + 1, false]);
+      } else if (isNode(item)) stack.push([item, depth + 1, false]);
     }
   }
   return undefined;

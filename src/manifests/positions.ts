@@ -19,15 +19,35 @@ export type YamlFile = {
   at(offset: number): Position;
 };
 
-/** Parses `text` keeping node ranges. Never throws: problems are in each document's `errors`. */
+/**
+ * Parses `text` keeping node ranges. Never throws: problems are in each document's `errors` and
+ * `warnings`. Always YAML 1.2's core schema, whatever a `%YAML 1.1` directive says, so `yes` is a
+ * string and `0777` decimal in every file, as the fast reader reads them.
+ */
 export function parseYaml(file: string, text: string): YamlFile {
   const lineCounter = new LineCounter();
   // prettyErrors off: yaml's pretty printer itself exhausts memory on hostile one-line inputs.
-  const parsed = parseAllDocuments(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const parsed = parseAllDocuments(text, {
+    lineCounter,
+    prettyErrors: false,
+    schema: "core",
+    uniqueKeys: sameKey,
+  });
   return {
     documents: Array.isArray(parsed) ? parsed : [],
     at: (offset) => ({ file, ...lineCounter.linePos(Math.max(0, offset)) }),
   };
+}
+
+/**
+ * Keys are equal when they name the same property once read: `1` and `"1"`, or `null` and `""`,
+ * would otherwise both be kept and the later one silently win.
+ */
+function sameKey(a: Node, b: Node): boolean {
+  if (a === b) return true;
+  if (!isScalar(a) || !isScalar(b)) return false;
+  const text = (value: unknown) => (value === null ? "" : String(value));
+  return text(a.value) === text(b.value);
 }
 
 /** A document that holds something (not an empty `---` section or a file of comments). */
