@@ -162,4 +162,23 @@ describe("three-way lists", () => {
       await platform.close();
     }
   });
+
+  it("adds back an owned entry the console removed, at the next re-assertion, and still owns it", async () => {
+    await world.write("org.yaml", org(["vpce-a"]));
+    await world.apply();
+    const live = world.sim.state.organizations[0];
+    if (live) live.privateEndpoints = live.privateEndpoints.filter((e) => e.id !== "vpce-a");
+    world.sim.clearRequests();
+
+    const result = await world.apply({ reassert: true });
+
+    expect(result.ok).toBe(true);
+    expect(world.writes().map((r) => r.body)).toEqual([
+      { name: "Acme Analytics" },
+      { privateEndpoints: { add: [{ id: "vpce-a", description: "vpce-a desc" }] } },
+    ]);
+    expect(liveEndpoints()).toEqual([ids.consoleEndpointId, "vpce-a"]);
+    const state = await world.state();
+    expect(state.resources["Organization/acme"]?.owned?.privateEndpoints).toEqual(["vpce-a"]);
+  });
 });
