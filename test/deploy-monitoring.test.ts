@@ -24,7 +24,23 @@ const ruleObject = parse(readFileSync(join(base, "prometheusrule.yaml"), "utf8")
 };
 const rules = ruleObject.spec.groups.flatMap((group) => group.rules);
 
-type Panel = { title?: string; type: string; targets?: { expr: string }[]; panels?: Panel[] };
+type Override = { matcher: { id: string; options: string }; properties: { id: string; value: unknown }[] };
+type Panel = {
+  title?: string;
+  type: string;
+  targets?: { expr: string; refId: string }[];
+  panels?: Panel[];
+  fieldConfig?: { defaults?: { unit?: string }; overrides?: Override[] };
+};
+
+/** The unit Grafana draws a query of `panel` in: an override for its refId, else the panel's. */
+function unitOf(panel: Panel, refId: string): string | undefined {
+  const override = panel.fieldConfig?.overrides?.find(
+    (o) => o.matcher.id === "byFrameRefID" && o.matcher.options === refId,
+  );
+  const unit = override?.properties.find((property) => property.id === "unit")?.value;
+  return typeof unit === "string" ? unit : panel.fieldConfig?.defaults?.unit;
+}
 const dashboard = JSON.parse(readFileSync(join(base, "grafana-dashboard.json"), "utf8")) as {
   panels: Panel[];
   templating: { list: { name: string; query?: string | { query: string } }[] };
@@ -176,6 +192,27 @@ describe("the Grafana dashboard", () => {
     ];
 
     expect(fixed.filter((name) => !charted.has(name))).toEqual([]);
+  });
+
+  it("draws each query in the unit of what it measures: bytes as bytes, durations as seconds", () => {
+    const wrong = panels.flatMap((panel) =>
+      (panel.targets ?? []).flatMap((target) => {
+        const unit = unitOf(panel, target.refId);
+        const names = selectedMetrics(target.expr).names;
+        const expected = names.some((name) => name.endsWith("_bytes"))
+          ? "bytes"
+          : names.some((name) => name.endsWith("_duration_seconds")) ||
+              (target.expr.startsWith("histogram_quantile(") &&
+                names.some((name) => name.endsWith("_seconds_bucket")))
+            ? "s"
+            : undefined;
+        return expected && unit !== expected
+          ? [`${panel.title} ${target.refId}: ${unit}, not ${expected}`]
+          : [];
+      }),
+    );
+
+    expect(wrong).toEqual([]);
   });
 
   it("takes its data source from a variable, so it imports into any Grafana", () => {
