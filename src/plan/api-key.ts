@@ -1,6 +1,6 @@
 import { MANAGEMENT_ROUTES } from "../platform/management.js";
 import type { ResourceRecord } from "../state/store.js";
-import { diffPatch } from "./patch.js";
+import { diffPatch, patchPlan } from "./patch.js";
 import type { KindPlanner, PlanInput, ResourcePlan } from "./types.js";
 import { isPlainObject, member, omit, stored } from "./values.js";
 
@@ -57,20 +57,8 @@ export const apiKeyPlanner: KindPlanner = {
         changes,
       };
     }
-    return {
-      kind,
-      name,
-      outcome: "send",
-      reason: `${changes.length} change(s)`,
-      request: {
-        api: "management",
-        method: "PATCH",
-        route: API_KEY_ROUTE,
-        params: { organizationId: String(spec.organizationId), keyId: String(spec.keyId) },
-        body,
-      },
-      changes,
-    };
+    const params = { organizationId: String(spec.organizationId), keyId: String(spec.keyId) };
+    return patchPlan({ kind, name }, API_KEY_ROUTE, params, { body, changes });
   },
 
   record({ kind, name, spec, record }, _plan, result, at): ResourceRecord {

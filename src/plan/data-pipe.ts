@@ -1,6 +1,6 @@
 import { MANAGEMENT_ROUTES } from "../platform/management.js";
 import type { ResourceRecord } from "../state/store.js";
-import { diffPatch } from "./patch.js";
+import { diffPatch, patchPlan } from "./patch.js";
 import { liveAfter, ownedAfter, threeWay } from "./three-way.js";
 import type { KindPlanner, PlanContext, PlanInput, ResourcePlan } from "./types.js";
 import { isPlainObject, member, omit, stored } from "./values.js";
@@ -105,26 +105,12 @@ export const dataPipePlanner: KindPlanner = {
       }
       changes.push(...sets.changes);
     }
-    if (Object.keys(body).length === 0) return { kind, name, outcome: "none", reason: "in sync", changes };
-    return {
-      kind,
-      name,
-      outcome: "send",
-      reason: followUp ? "first contact" : `${changes.length} change(s)`,
-      request: {
-        api: "management",
-        method: "PATCH",
-        route: DATA_PIPE_ROUTE,
-        params: {
-          organizationId: String(spec.organizationId),
-          serviceId: String(spec.serviceId),
-          dataPipeId: String(spec.dataPipeId),
-        },
-        body,
-      },
-      changes,
-      ...(followUp ? { followUp } : {}),
+    const params = {
+      organizationId: String(spec.organizationId),
+      serviceId: String(spec.serviceId),
+      dataPipeId: String(spec.dataPipeId),
     };
+    return patchPlan({ kind, name }, DATA_PIPE_ROUTE, params, { body, changes }, followUp);
   },
 
   record({ kind, name, spec, record, context }, plan, result, at): ResourceRecord {

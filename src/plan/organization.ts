@@ -1,6 +1,6 @@
 import { MANAGEMENT_ROUTES } from "../platform/management.js";
 import type { ResourceRecord } from "../state/store.js";
-import { diffPatch } from "./patch.js";
+import { diffPatch, patchPlan } from "./patch.js";
 import { liveAfter, ownedAfter, threeWay } from "./three-way.js";
 import type { KindPlanner, PlanInput, ResourcePlan } from "./types.js";
 import { isPlainObject, member, omit, stored } from "./values.js";
@@ -53,22 +53,8 @@ export const organizationPlanner: KindPlanner = {
       }
       changes.push(...sets.changes);
     }
-    if (Object.keys(body).length === 0) return { kind, name, outcome: "none", reason: "in sync", changes };
-    return {
-      kind,
-      name,
-      outcome: "send",
-      reason: followUp ? "first contact" : `${changes.length} change(s)`,
-      request: {
-        api: "management",
-        method: "PATCH",
-        route: ORGANIZATION_ROUTE,
-        params: { organizationId: String(spec.organizationId) },
-        body,
-      },
-      changes,
-      ...(followUp ? { followUp } : {}),
-    };
+    const params = { organizationId: String(spec.organizationId) };
+    return patchPlan({ kind, name }, ORGANIZATION_ROUTE, params, { body, changes }, followUp);
   },
 
   record({ kind, name, spec, record }, plan, result, at): ResourceRecord {

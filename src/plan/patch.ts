@@ -1,5 +1,5 @@
 import { isSecret } from "./secret.js";
-import type { Change } from "./types.js";
+import type { Change, ResourcePlan } from "./types.js";
 import { hasSecret, isPlainObject, masked, member, same } from "./values.js";
 
 export type PatchOptions = {
@@ -66,4 +66,29 @@ function describe(want: unknown, had: unknown, path: string, atomic: boolean): C
   }
   if (hasSecret(want)) return [{ path, to: masked(want, had), op: "set" }];
   return [{ path, ...(had === undefined ? {} : { from: had }), to: want, op: "set" }];
+}
+
+/**
+ * The plan of a management PATCH of `patch.body` to `route`: `none` (in sync) when the body is empty,
+ * else `send`. `followUp` says the request first learns a live list (first contact).
+ */
+export function patchPlan(
+  resource: { kind: string; name: string },
+  route: string,
+  params: Record<string, string>,
+  patch: Patch,
+  followUp?: string,
+): ResourcePlan {
+  const { kind, name } = resource;
+  const { body, changes } = patch;
+  if (Object.keys(body).length === 0) return { kind, name, outcome: "none", reason: "in sync", changes };
+  return {
+    kind,
+    name,
+    outcome: "send",
+    reason: followUp ? "first contact" : `${changes.length} change(s)`,
+    request: { api: "management", method: "PATCH", route, params, body },
+    changes,
+    ...(followUp ? { followUp } : {}),
+  };
 }
