@@ -106,6 +106,8 @@ export async function startDaemon(deps: DaemonDeps): Promise<Daemon> {
     ...(deps.allowCreate ? { allowCreate: deps.allowCreate } : {}),
     isSuperseded,
     onPass: (result, trigger) => {
+      // A pass that ran on when leadership was lost speaks for nothing: the new leader reports now.
+      if (!leadership.isLeader()) return;
       board.recordPass(result, trigger);
       passMetrics.recordPass(result);
       passMetrics.recordStatuses(board.statuses());
@@ -116,6 +118,7 @@ export async function startDaemon(deps: DaemonDeps): Promise<Daemon> {
       }
     },
     onPassError: (error) => {
+      if (!leadership.isLeader()) return;
       board.recordPassError(error);
       passMetrics.recordPassError();
     },
@@ -124,10 +127,12 @@ export async function startDaemon(deps: DaemonDeps): Promise<Daemon> {
   metrics.leader.set(leadership.isLeader() ? 1 : 0);
   const removeLeaderListener = leadership.onChange((leader) => {
     metrics.leader.set(leader ? 1 : 0);
-    // The new leader polls now; this replica's last figures would soon be stale.
+    // The new leader passes and polls now; this replica's last figures would soon be stale, and would
+    // keep alerts such as "a resource is Failed" firing after the new leader fixed it.
     if (!leader) {
       poller.clear();
-      board.recordWatches([]);
+      board.forget();
+      passMetrics.forget();
     }
     logger.info({ leader }, leader ? "leadership acquired" : "leadership lost");
   });

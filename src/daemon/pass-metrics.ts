@@ -28,6 +28,12 @@ export class PassMetrics {
     this.metrics.reconcileTotal.inc({ result: "error" });
   }
 
+  /** Zero resources and manifest errors: a replica that stops leading leaves the figures to the leader. */
+  forget(): void {
+    this.recordStatuses([]);
+    this.metrics.manifestErrors.set(0);
+  }
+
   /** Sets `driftless_resources` from every resource's status; kinds and statuses not seen are 0. */
   recordStatuses(statuses: readonly ResourceStatus[]): void {
     const counts = new Map<string, number>();

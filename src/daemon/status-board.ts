@@ -66,6 +66,13 @@ export class StatusBoard {
     this.passError = messageOf(error);
   }
 
+  /** Forgets everything: a replica that stops leading no longer speaks for the resources. */
+  forget(): void {
+    this.lastPass = undefined;
+    this.passError = undefined;
+    this.watches = new Map();
+  }
+
   /** Replaces every watch status with the ones of the newest poll (a deleted manifest disappears). */
   recordWatches(statuses: readonly WatchStatus[]): void {
     this.watches = new Map(statuses.map((s) => [`${s.kind}/${s.name}`, s]));

@@ -1,0 +1,127 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Registry } from "prom-client";
+import { afterEach, describe, expect, it } from "vitest";
+import { type Daemon, startDaemon } from "../src/daemon/daemon.js";
+import type { PassResult } from "../src/reconcile/types.js";
+import { createLogger } from "../src/telemetry/logger.js";
+import { createMetrics } from "../src/telemetry/metrics.js";
+import { switchableLeadership } from "./helpers/switchable-leadership.js";
+
+/**
+ * A replica that stops leading stops reporting the resources it reconciled: the new leader reports
+ * them now, and alerts such as `max(driftless_resources{status="Failed"}) > 0` must follow the new
+ * leader's figures, not a former leader's last ones.
+ */
+
+const daemons: Daemon[] = [];
+const roots: string[] = [];
+afterEach(async () => {
+  await Promise.all(daemons.splice(0).map((d) => d.stop(1_000)));
+  await Promise.all(roots.splice(0).map((root) => rm(root, { recursive: true, force: true })));
+});
+
+async function start() {
+  const manifests = await mkdtemp(join(tmpdir(), "driftless-follower-"));
+  roots.push(manifests);
+  const leadership = switchableLeadership(true);
+  const registry = new Registry();
+  let gate: Promise<void> | undefined;
+  let passes = 0;
+  const daemon = await startDaemon({
+    settings: {
+      manifests,
+      listen: "127.0.0.1:0",
+      reconcileSchedule: "off",
+      pollSchedule: "off",
+      reassertSchedule: "off",
+    },
+    reconciler: {
+      pass: async (): Promise<PassResult> => {
+        passes++;
+        await gate;
+        const at = new Date().toISOString();
+        const statuses = [{ kind: "ApiKey", name: "ci-deployer", status: "Failed" as const, message: "503" }];
+        return { startedAt: at, finishedAt: at, statuses, manifestErrors: 2, ok: false };
+      },
+    },
+    leadership,
+    loadManifests: async () => [],
+    tileIdsOf: async () => undefined,
+    observability: { getAlert: async () => Promise.reject(new Error("no alerts here")) },
+    management: { listBackups: async () => Promise.reject(new Error("no backups here")) },
+    registry,
+    metrics: createMetrics(registry, { defaultMetrics: false }),
+    logger: createLogger("silent"),
+  });
+  daemons.push(daemon);
+  const figures = async () =>
+    (await registry.metrics())
+      .split("\n")
+      .filter(
+        (line) =>
+          line.startsWith('driftless_resources{kind="ApiKey",status="Failed"}') ||
+          line.startsWith("driftless_manifest_errors "),
+      );
+  const status = async () =>
+    (await (await fetch(`http://${daemon.address}/status`)).json()) as { resources: unknown[] };
+  return {
+    daemon,
+    leadership,
+    figures,
+    status,
+    passes: () => passes,
+    hold: () => {
+      let release = () => {};
+      gate = new Promise((resolve) => {
+        release = resolve;
+      });
+      return release;
+    },
+  };
+}
+
+async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe("a replica that stops leading", () => {
+  it("stops reporting the resources and manifest errors of its last pass", async () => {
+    const { daemon, leadership, figures, status } = await start();
+    await daemon.loop.idle();
+    const asLeader = await figures();
+
+    leadership.set(false);
+
+    expect(asLeader).toEqual([
+      'driftless_resources{kind="ApiKey",status="Failed"} 1',
+      "driftless_manifest_errors 2",
+    ]);
+    expect(await figures()).toEqual([
+      'driftless_resources{kind="ApiKey",status="Failed"} 0',
+      "driftless_manifest_errors 0",
+    ]);
+    expect((await status()).resources).toEqual([]);
+  });
+
+  it("does not report the pass that was running when it lost leadership", async () => {
+    const { daemon, leadership, figures, status, passes, hold } = await start();
+    const release = hold();
+    await until(() => passes() === 1);
+
+    leadership.set(false);
+    release();
+    await daemon.loop.idle();
+
+    expect(await figures()).toEqual([
+      'driftless_resources{kind="ApiKey",status="Failed"} 0',
+      "driftless_manifest_errors 0",
+    ]);
+    expect((await status()).resources).toEqual([]);
+  });
+});
