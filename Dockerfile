@@ -21,6 +21,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
 FROM node:${NODE_VERSION}-bookworm-slim
+# An ARG before the first FROM is only in scope for FROM lines: the label below needs it again.
+ARG NODE_VERSION
 ARG VERSION=0.1.0
 LABEL org.opencontainers.image.title="driftless" \
       org.opencontainers.image.description="GitOps reconciler for a hosted analytics database platform" \

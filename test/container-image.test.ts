@@ -101,6 +101,24 @@ describe("the container image's recipe", () => {
     expect(execForm("CMD")).toEqual(["run"]);
   });
 
+  it("declares in each stage the build arguments its instructions use (an ARG before FROM is only for FROM)", () => {
+    const undeclared = stages.flatMap((stage) => {
+      const declared = new Set(
+        stage.instructions
+          .filter((i) => i.op === "ARG" || i.op === "ENV")
+          .flatMap((i) => [...i.args.matchAll(/(?:^|\s)(\w+)=/g), ...i.args.matchAll(/^(\w+)$/g)])
+          .map((match) => match[1]),
+      );
+      return stage.instructions
+        .filter((i) => i.op !== "RUN")
+        .flatMap((i) => [...i.args.matchAll(/\$\{?(\w+)/g)].map((match) => match[1] ?? ""))
+        .filter((name) => !declared.has(name))
+        .map((name) => `${stage.name ?? stage.from}: ${name}`);
+    });
+
+    expect(undeclared).toEqual([]);
+  });
+
   it("lets through .dockerignore every file the Dockerfile copies from the build context", () => {
     const ignore = readFileSync(join(repo, ".dockerignore"), "utf8").split("\n");
     const letThrough = new Set(ignore.filter((line) => line.startsWith("!")).map((line) => line.slice(1)));
