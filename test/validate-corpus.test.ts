@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -195,6 +196,21 @@ describe("validate on hostile folders", () => {
     expect(result.lines).toEqual([
       "loop-a.yaml:1:1  -  symlink loop: the link never reaches a file or folder",
       "loop-b.yaml:1:1  -  symlink loop: the link never reaches a file or folder",
+      "2 problems; 1 valid manifest",
+    ]);
+  });
+
+  it("does not hang on a FIFO, named or linked as a manifest", async () => {
+    const root = await folder();
+    execFileSync("mkfifo", [join(root, "pipe.yaml")]);
+    await symlink("pipe.yaml", join(root, "linked.yaml"));
+
+    const result = await validate(root);
+
+    expect(result.code).toBe(1);
+    expect(result.lines).toEqual([
+      "linked.yaml:1:1  -  not a regular file: not read",
+      "pipe.yaml:1:1  -  not a regular file: not read",
       "2 problems; 1 valid manifest",
     ]);
   });

@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { type ParsedManifest, type ParseLimits, parseManifestFile } from "./parse.js";
 import type { Problem } from "./problem.js";
 import type { FoundFile } from "./walk.js";
@@ -21,10 +21,13 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
  * The file's bytes, or its size when over `maxBytes` (then nothing is read). Measured on the open
  * descriptor: one syscall fewer than stat then read, which shows at 10,000 files.
  */
-function readBounded(path: string, maxBytes: number): Buffer | { tooBig: number } {
-  const fd = openSync(path, "r");
+function readBounded(path: string, maxBytes: number): Buffer | { tooBig: number } | { notAFile: true } {
+  // Non-blocking: a file swapped for a FIFO after the walk must not block the open.
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
-    const { size } = fstatSync(fd);
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) return { notAFile: true };
+    const { size } = stats;
     if (size > maxBytes) return { tooBig: size };
     const bytes = Buffer.allocUnsafe(size);
     let read = 0;
@@ -54,6 +57,7 @@ export function readManifestFile(found: FoundFile, options: ReadOptions): FileOu
   let bytes: Buffer;
   try {
     const read = readBounded(found.path, options.maxFileBytes);
+    if ("notAFile" in read) return refuse("not a regular file: not read");
     if (!Buffer.isBuffer(read)) return tooBig(read.tooBig);
     bytes = read;
   } catch (error) {

@@ -1,4 +1,4 @@
-import type { Dirent } from "node:fs";
+import type { Dirent, Stats } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import type { Problem } from "./problem.js";
@@ -16,6 +16,7 @@ export type Walk = {
 const isManifestName = (name: string) => name.endsWith(".yaml") || name.endsWith(".yml");
 const toPosix = (path: string) => path.split(sep).join("/");
 const isInside = (root: string, path: string) => path === root || path.startsWith(root + sep);
+const NOT_A_FILE = "not a regular file: not read";
 const errorCode = (error: unknown) => (error as NodeJS.ErrnoException)?.code;
 
 /**
@@ -56,6 +57,8 @@ export async function walkManifests(root: string): Promise<Walk> {
       return;
     }
     if (entry.isSymbolicLink()) return visitLink(path, entry.name);
+    // A FIFO or device would block the read or never end.
+    if (isManifestName(entry.name)) problem(path, NOT_A_FILE);
   };
 
   const visitLink = async (path: string, name: string): Promise<void> => {
@@ -70,16 +73,21 @@ export async function walkManifests(root: string): Promise<Walk> {
       else if (code !== "ENOENT") problem(path, `cannot follow symlink: ${code ?? String(error)}`);
       return;
     }
-    let isDir: boolean;
+    let stats: Stats;
     try {
-      isDir = (await stat(target)).isDirectory();
+      stats = await stat(target);
     } catch {
       walk.vanished = true;
       return;
     }
+    const isDir = stats.isDirectory();
     if (!isDir && !isManifestName(name)) return;
     if (!isInside(root, target)) {
       problem(path, "symlink leads outside the manifests folder: not read");
+      return;
+    }
+    if (!isDir && !stats.isFile()) {
+      problem(path, NOT_A_FILE);
       return;
     }
     if (!isDir) return addFile(path, target);
