@@ -30,6 +30,9 @@ const expected: Record<string, string[]> = {
     "endpoint.yaml:21:3  ReversePrivateEndpoint/events-two  spec.mskClusterArn: unknown field (not in the API's request body)",
   ],
   "bad-enum": ["key.yaml:9:22  ApiKey/ci  spec.roles[1]: must be one of admin, developer, query_endpoints"],
+  "bad-label-key": [
+    "watch.yaml:7:5  BackupWatch/backups  metadata.labels.Cost Center: label keys are an optional DNS prefix and '/', then up to 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit",
+  ],
   "bad-settings": [
     "pipe.yaml:12:25  DataPipe/events  spec.source.objectStorage.connectionString: is a secret: write {fromEnv: NAME} or {fromFile: PATH} (relative to DRIFTLESS_SECRETS_DIR), never the value",
     "pipe.yaml:14:33  DataPipe/events  spec.settings.object_storage_concurrency: must be an integer >= 0",
@@ -88,6 +91,9 @@ const expected: Record<string, string[]> = {
   ],
   "plain-text-secret": [
     "pipe.yaml:14:19  DataPipe/customers  spec.source.postgres.credentials.password: is a secret: write {fromEnv: NAME} or {fromFile: PATH} (relative to DRIFTLESS_SECRETS_DIR), never the value",
+  ],
+  "secret-two-sources": [
+    "pipe.yaml:14:19  DataPipe/customers  spec.source.postgres.credentials.password: must be either {fromEnv: NAME} or {fromFile: PATH}, not both and nothing else",
   ],
   "source-kinds": [
     "pipes.yaml:11:5  DataPipe/no-source  spec.source: needs exactly one of kafka, objectStorage, kinesis, postgres",

@@ -178,6 +178,16 @@ function issueProblems(issue: z.core.$ZodIssue, raw: unknown, locate: Locate) {
       message: path[0] === "spec" ? "unknown field (not in the API's request body)" : "unknown field",
     }));
   }
+  // A record's key broke its rule: zod says only "Invalid key"; the rule's own words are inside.
+  if (issue.code === "invalid_key") {
+    return [
+      {
+        position: locate(path, { key: true }),
+        field: formatPath(path),
+        message: issue.issues[0]?.message ?? issue.message,
+      },
+    ];
+  }
   const missing = path.length > 0 && !isPresent(raw, path);
   return [
     {

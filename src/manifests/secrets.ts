@@ -33,9 +33,15 @@ const FromFile = z.strictObject({
     }),
 });
 
+const NOT_ONE_SOURCE = "must be either {fromEnv: NAME} or {fromFile: PATH}, not both and nothing else";
+
 export const SecretRef = z
   .union([FromEnv, FromFile], {
-    error: (issue) => (issue.code === "invalid_union" ? PLAIN_TEXT : undefined),
+    // A mapping is a reference gone wrong; anything else is a value written in plain text.
+    error: (issue) => {
+      if (issue.code !== "invalid_union") return undefined;
+      return typeof issue.input === "object" && issue.input !== null ? NOT_ONE_SOURCE : PLAIN_TEXT;
+    },
   })
   .meta({ description: "{fromEnv: NAME} or {fromFile: PATH relative to DRIFTLESS_SECRETS_DIR}" });
 export type SecretRef = z.infer<typeof SecretRef>;
