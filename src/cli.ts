@@ -268,6 +268,29 @@ program
     opt("--fixture <file>", "YAML fixture of the initial platform state", "DRIFTLESS_SIMULATOR_FIXTURE"),
   )
   .addOption(opt("--seed <n>", "seed of the fault injection's randomness", "DRIFTLESS_SIMULATOR_SEED"))
+  .addOption(
+    opt(
+      "--rate-limit <on|off>",
+      "the platform's rate limits (10/10 s, 100/min)",
+      "DRIFTLESS_SIMULATOR_RATE_LIMIT",
+    )
+      .choices(["on", "off"])
+      .default("on"),
+  )
+  .addOption(
+    opt(
+      "--state-file <file>",
+      "keep the simulated platform in this JSON file between runs (no credential is written)",
+      "DRIFTLESS_SIMULATOR_STATE_FILE",
+    ),
+  )
+  .addOption(
+    opt(
+      "--endpoint-ready-after <ms>",
+      "how long a new reverse private endpoint stays Provisioning (default 5000)",
+      "DRIFTLESS_SIMULATOR_ENDPOINT_READY_AFTER",
+    ),
+  )
   .action(
     action(async (flags) => {
       const { simulatorCommand } = await import("./commands/simulator.js");

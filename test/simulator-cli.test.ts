@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -103,6 +103,49 @@ describe("driftless simulator", () => {
     expect(answer.status).toBe(200);
     expect((await answer.json()).data.name).toBe("Renamed");
     expect(code).toBe(0);
+  });
+
+  it("turns the rate limit off and keeps the platform in --state-file between runs", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "driftless-sim-"));
+    const stateFile = join(dir, "platform.json");
+    const renameOrganization = async (url: string, key: string, secret: string, name?: string) =>
+      fetch(`${url}/v1/organizations/9a1c5e2f-3b4d-4c6e-8f70-1a2b3c4d5e6f`, {
+        method: "PATCH",
+        headers: {
+          authorization: `Basic ${Buffer.from(`${key}:${secret}`).toString("base64")}`,
+          "content-type": "application/json",
+        },
+        body: JSON.stringify(name === undefined ? {} : { name }),
+      });
+    const first = await startCli("--rate-limit", "off", "--state-file", stateFile);
+    const s = first.settings;
+    const codes: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      const answer = await renameOrganization(
+        s.DRIFTLESS_MANAGEMENT_URL ?? "",
+        s.DRIFTLESS_MANAGEMENT_KEY_ID ?? "",
+        s.DRIFTLESS_MANAGEMENT_KEY_SECRET ?? "",
+        `Renamed ${i}`,
+      );
+      codes.push(answer.status);
+    }
+    first.proc.kill("SIGTERM");
+    await once(first.proc, "exit");
+
+    const second = await startCli("--state-file", stateFile);
+    const t = second.settings;
+    const answer = await renameOrganization(
+      t.DRIFTLESS_MANAGEMENT_URL ?? "",
+      t.DRIFTLESS_MANAGEMENT_KEY_ID ?? "",
+      t.DRIFTLESS_MANAGEMENT_KEY_SECRET ?? "",
+    );
+    second.proc.kill("SIGTERM");
+    await once(second.proc, "exit");
+
+    expect(codes).toEqual(Array(12).fill(200));
+    expect(answer.status).toBe(200);
+    expect((await answer.json()).result.name).toBe("Renamed 11");
+    expect(await readFile(stateFile, "utf8")).not.toContain("sim-management-secret");
   });
 
   it("exits 1 naming a port that is in use, without a stack trace", async () => {

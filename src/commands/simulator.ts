@@ -19,6 +19,10 @@ function port(value: unknown, flag: string): number | undefined {
 export async function simulatorCommand(flags: Record<string, unknown>, io: Io): Promise<number> {
   const seed = flags.seed === undefined ? undefined : Number(flags.seed);
   if (seed !== undefined && !Number.isInteger(seed)) throw new ConfigError(`--seed must be an integer`);
+  const readyAfter = flags.endpointReadyAfter === undefined ? undefined : Number(flags.endpointReadyAfter);
+  if (readyAfter !== undefined && !(Number.isInteger(readyAfter) && readyAfter >= 0)) {
+    throw new ConfigError("--endpoint-ready-after must be a whole number of milliseconds");
+  }
   const logger = createLogger(typeof flags.logLevel === "string" ? flags.logLevel : "info");
   const simulator = await startSimulator({
     host: typeof flags.host === "string" ? flags.host : undefined,
@@ -27,6 +31,9 @@ export async function simulatorCommand(flags: Record<string, unknown>, io: Io): 
     fixture: typeof flags.fixture === "string" ? flags.fixture : undefined,
     seed,
     logger,
+    ...(flags.rateLimit === "off" ? { rateLimit: { management: false, observability: false } } : {}),
+    ...(typeof flags.stateFile === "string" ? { stateFile: flags.stateFile } : {}),
+    ...(readyAfter !== undefined ? { endpointReadyAfterMs: readyAfter } : {}),
   });
   const { managementKeyId, managementKeySecret, observabilityToken } = simulator.credentials;
   io.out(
