@@ -24,6 +24,21 @@ const PRODUCT_METRICS = [
   "driftless_source_revision_info",
 ];
 
+/** The type and label names PRODUCT.md gives each metric (histograms' `le` aside). */
+const PRODUCT_SHAPES: Record<string, { type: string; labels: string[] }> = {
+  driftless_reconcile_total: { type: "counter", labels: ["result"] },
+  driftless_reconcile_duration_seconds: { type: "histogram", labels: [] },
+  driftless_resources: { type: "gauge", labels: ["kind", "status"] },
+  driftless_manifest_errors: { type: "gauge", labels: [] },
+  driftless_api_requests_total: { type: "counter", labels: ["api", "method", "route", "code"] },
+  driftless_api_request_duration_seconds: { type: "histogram", labels: ["api", "method", "route"] },
+  driftless_alert_state: { type: "gauge", labels: ["alert", "name", "state"] },
+  driftless_backup_last_finished_timestamp_seconds: { type: "gauge", labels: ["organization", "service"] },
+  driftless_backup_stale: { type: "gauge", labels: ["organization", "service"] },
+  driftless_last_success_timestamp_seconds: { type: "gauge", labels: [] },
+  driftless_source_revision_info: { type: "gauge", labels: ["revision"] },
+};
+
 const run = useDaemonRun();
 
 describe("driftless run, observed", () => {
@@ -74,6 +89,38 @@ describe("driftless run, observed", () => {
       .filter((line) => line.trim() && !/^driftless_nodejs_active_\w+_total non-counter/.test(line));
     if (!promtool.error) expect([0, 3], lint.join("\n")).toContain(promtool.status);
     if (!promtool.error) expect(lint).toEqual([]);
+  });
+
+  it("gives every PRODUCT.md metric its type and exactly its labels", async () => {
+    const d = await run.start();
+    await until(async () => ((await metricsOf(d)).includes("driftless_backup_stale{") ? true : undefined));
+    await until(async () => ((await metricsOf(d)).includes("driftless_alert_state{") ? true : undefined));
+
+    const text = await metricsOf(d);
+    const shapes = Object.fromEntries(
+      Object.keys(PRODUCT_SHAPES).map((name) => {
+        const type = text.match(new RegExp(`^# TYPE ${name} (\\w+)$`, "m"))?.[1];
+        const labelSets = text
+          .split("\n")
+          .filter((line) => new RegExp(`^${name}(_bucket|_sum|_count)?[{ ]`).test(line))
+          .map((line) =>
+            [...(line.match(/\{(.*)\}/)?.[1] ?? "").matchAll(/(\w+)="/g)]
+              .map((m) => m[1])
+              .filter((label) => label !== "le")
+              .join(","),
+          );
+        return [name, { type, labels: [...new Set(labelSets)] }];
+      }),
+    );
+
+    expect(shapes).toEqual(
+      Object.fromEntries(
+        Object.entries(PRODUCT_SHAPES).map(([name, shape]) => [
+          name,
+          { type: shape.type, labels: [shape.labels.join(",")] },
+        ]),
+      ),
+    );
   });
 
   it("follows the alert's state and the newest backup in its metrics", async () => {
