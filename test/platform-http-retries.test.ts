@@ -62,6 +62,16 @@ describe("429 answers are retried after the wait the platform asks for", () => {
     expect(gap(1)).toBeGreaterThanOrEqual(990);
   });
 
+  it("waits at least Retry-After seconds after a 503 too", async () => {
+    server.reply({ status: 503, headers: { "retry-after": "1" }, body: { message: "maintenance" } });
+
+    const answer = await client().request(call("PUT"));
+
+    expect(answer.data.data.id).toBe("d1");
+    expect(server.requests).toHaveLength(2);
+    expect(gap(1)).toBeGreaterThanOrEqual(990);
+  });
+
   it("waits until a Retry-After HTTP date", async () => {
     const at = new Date(Math.ceil(Date.now() / 1000) * 1000 + 1000);
     server.reply({ status: 429, headers: { "retry-after": at.toUTCString() } });

@@ -206,9 +206,10 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
           `${api} API ${method} ${route} answered ${status}: ${details.message}${requestId ? ` (request id ${requestId})` : ""}${hint ? `; ${hint}` : ""}`,
           { ...context, status, requestId, retryable },
         );
+        // A 503 may say when to come back as well as a 429 does.
+        if (retryable) minDelayMs = serverWaitMs(headers, Date.now()) ?? 0;
         if (status === 429) {
           metrics?.apiRateLimited.inc({ api });
-          minDelayMs = serverWaitMs(headers, Date.now()) ?? 0;
           // Every caller of this credential should stop, not only this one.
           if (minDelayMs > 0) budget.holdUntil(Date.now() + minDelayMs);
         }
