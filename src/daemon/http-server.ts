@@ -65,7 +65,9 @@ export async function startHttpServer(listen: string, deps: HttpServerDeps): Pro
 }
 
 async function handle(request: IncomingMessage, response: ServerResponse, deps: HttpServerDeps) {
-  const path = new URL(request.url ?? "/", "http://localhost").pathname;
+  const path = pathOf(request.url);
+  // A scanner's odd request target (`//[`) is the client's error, not a server failure to log.
+  if (path === undefined) return send(response, 400, "text/plain", "bad request target\n");
   if (isHookPath(path)) return hook(request, response, path, deps);
   if (request.method !== "GET" && request.method !== "HEAD") {
     return send(response, 405, "text/plain", "method not allowed\n", { allow: "GET, HEAD" });
@@ -101,6 +103,14 @@ async function hook(request: IncomingMessage, response: ServerResponse, path: st
   deps.logger.info({ revision }, "webhook accepted");
   deps.onHook(revision);
   return send(response, 202, "application/json", `${JSON.stringify({ accepted: true, revision })}\n`);
+}
+
+function pathOf(target = "/"): string | undefined {
+  try {
+    return new URL(target, "http://localhost").pathname;
+  } catch {
+    return undefined;
+  }
 }
 
 function header(request: IncomingMessage, name: string): string | undefined {
