@@ -5,7 +5,7 @@ import type { ObservabilityClient } from "../platform/observability.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { pollAlert } from "./alert-poll.js";
-import { pollBackups } from "./backup-poll.js";
+import { type NewestBackup, pollBackups } from "./backup-poll.js";
 import type { WatchStatus } from "./status-board.js";
 
 export type PollerDeps = {
@@ -40,7 +40,6 @@ export class Poller {
     const dashboards = new Map(
       manifests.filter((m): m is ManifestOf<"Dashboard"> => m.kind === "Dashboard").map((d) => [d.name, d]),
     );
-    const { metrics } = this.deps;
     const options = signal ? { signal } : {};
     const alertDeps = { ...this.deps, dashboards, ...options };
     const backupDeps = { ...this.deps, ...options };
@@ -59,22 +58,7 @@ export class Poller {
       seenBackups.add(key);
       const found = await pollBackups(watch, backupDeps);
       const labels = { organization: watch.spec.organizationId, service: watch.spec.serviceId };
-      if (found.stale !== undefined) {
-        this.backupSeries.set(key, labels);
-        metrics.backupStale.set(labels, found.stale ? 1 : 0);
-        if (found.newest) {
-          metrics.backupLastFinished.set(labels, found.newest.finishedAt / 1000);
-          setOrRemove(metrics.backupSizeBytes, labels, found.newest.sizeInBytes);
-          setOrRemove(metrics.backupDurationSeconds, labels, found.newest.durationInSeconds);
-        } else {
-          for (const gauge of [
-            metrics.backupLastFinished,
-            metrics.backupSizeBytes,
-            metrics.backupDurationSeconds,
-          ])
-            gauge.remove(labels);
-        }
-      }
+      if (found.stale !== undefined) this.setBackup(key, labels, found.stale, found.newest);
       return this.counted(found.status);
     });
 
@@ -93,6 +77,16 @@ export class Poller {
     for (const name of [...this.alertSeries.keys()]) this.removeAlert(name);
     for (const labels of this.backupSeries.values()) this.removeBackup(labels);
     this.backupSeries.clear();
+  }
+
+  /** The backup gauges of one service: stale always, the newest backup's figures when there is one. */
+  private setBackup(key: string, labels: Labels, stale: boolean, newest: NewestBackup | undefined): void {
+    const { metrics } = this.deps;
+    this.backupSeries.set(key, labels);
+    metrics.backupStale.set(labels, stale ? 1 : 0);
+    setOrRemove(metrics.backupLastFinished, labels, newest && newest.finishedAt / 1000);
+    setOrRemove(metrics.backupSizeBytes, labels, newest?.sizeInBytes);
+    setOrRemove(metrics.backupDurationSeconds, labels, newest?.durationInSeconds);
   }
 
   private removeBackup(labels: Labels): void {
