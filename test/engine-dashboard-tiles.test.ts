@@ -124,4 +124,28 @@ describe("dashboard tiles", () => {
     expect(changes).toContainEqual({ path: "tiles[renamed].key", from: "new", to: "renamed", op: "set" });
     expect(changes.filter((c) => c.op !== "set")).toEqual([]);
   });
+
+  it("sends a newly adopted tile id even after an earlier adoption of that tile key failed", async () => {
+    const stale = "65f1a2b3c4d5e6f708192aff";
+    const consoleTile = "65f1a2b3c4d5e6f708192abc";
+    await world.write(
+      "d.yaml",
+      dashboard([tile("lag", "Ingest lag", 0, ids.tileIds[0]), tile("gone", "Gone", 4, stale)]),
+    );
+    await world.apply();
+    // Someone adds a tile in the console, after driftless's last answer.
+    const live = world.sim.state.dashboards.find((d) => d.id === ids.dashboardId);
+    const [first] = live?.tiles ?? [];
+    if (live && first) live.tiles.push({ ...first, id: consoleTile, name: "From the console" });
+    world.sim.clearRequests();
+
+    await world.write(
+      "d.yaml",
+      dashboard([tile("lag", "Ingest lag", 0, ids.tileIds[0]), tile("gone", "Adopted", 4, consoleTile)]),
+    );
+    await world.apply();
+
+    expect(putTiles().map((tiles) => tiles.map((t) => t.id))).toEqual([[ids.tileIds[0], consoleTile]]);
+    expect(liveTiles().find((t) => t.name === "Adopted")?.id).toBe(consoleTile);
+  });
 });

@@ -13,31 +13,43 @@ export const DASHBOARD_ROUTE = OBSERVABILITY_ROUTES.dashboard;
 
 type Tile = Record<string, unknown> & { key: string };
 
-/** The spec with every tile's known id filled in: the form compared with, and kept as, `applied`. */
+/** Where `applied` keeps the tile ids the manifest gave, by key. */
+const ADOPTED = "adoptedTileIds";
+
+/**
+ * The spec with every tile's known id filled in: the form compared with, and kept as, `applied`. It also
+ * keeps the manifest's own tile ids (`adoptedTileIds`, never sent), to know an adoption already tried.
+ */
 function withIds(spec: Record<string, unknown>, record: ResourceRecord | undefined): Record<string, unknown> {
-  const live = liveTileIds(record);
-  const tiles = (spec.tiles as Tile[]).map((tile) => {
-    const id = knownId(tile, record, live);
+  const specTiles = spec.tiles as Tile[];
+  const tried = member(record?.applied, ADOPTED);
+  const tiles = specTiles.map((tile) => {
+    const id = knownId(tile, record?.tileIds?.[tile.key], member(tried, tile.key));
     return id === undefined ? tile : { ...tile, id };
   });
-  return { ...omit(spec, ["tiles"]), tiles: carryRenamed(tiles, record) };
+  const adopted = adoptedIds(specTiles);
+  return {
+    ...omit(spec, ["tiles"]),
+    tiles: carryRenamed(tiles, record),
+    ...(Object.keys(adopted).length > 0 ? { [ADOPTED]: adopted } : {}),
+  };
 }
 
-/** The ids of the tiles the platform last answered with; undefined before any answer. */
-function liveTileIds(record: ResourceRecord | undefined): Set<unknown> | undefined {
-  const tiles = member(record?.observed, "tiles");
-  return Array.isArray(tiles) ? new Set(tiles.map((t) => member(t, "id"))) : undefined;
+/** The tile ids the manifest gives, by tile key. */
+function adoptedIds(tiles: Tile[]): Record<string, string> {
+  const ids: Record<string, string> = {};
+  for (const tile of tiles) if (typeof tile.id === "string") ids[tile.key] = tile.id;
+  return ids;
 }
 
 /**
- * The manifest's `id` adopts a tile. When the platform's last answer showed that id names no tile of
- * the dashboard (it gave the tile another one), the id it gave is kept: sending the stale one again
- * would make a new tile at every change.
+ * The manifest's `id` adopts a tile. When that same id was sent before and the platform gave the tile
+ * another one (the id named no tile of the dashboard), the id it gave is kept: sending the stale one
+ * again would make a new tile at every change. A different manifest id is a new adoption, and is sent.
  */
-function knownId(tile: Tile, record: ResourceRecord | undefined, live: Set<unknown> | undefined) {
-  const known = record?.tileIds?.[tile.key];
+function knownId(tile: Tile, known: string | undefined, tried: unknown): unknown {
   if (tile.id === undefined) return known;
-  if (known !== undefined && known !== tile.id && live && !live.has(tile.id)) return known;
+  if (known !== undefined && known !== tile.id && tried === tile.id) return known;
   return tile.id;
 }
 
@@ -180,7 +192,9 @@ export const dashboardPlanner: KindPlanner = {
       appliedAt: at,
       observed: isPlainObject(result) ? result : undefined,
     };
-    next.applied = stored(withIds(spec, next)) as Record<string, unknown>;
+    // The ids just sent count as tried, so that one the platform replaced is not sent again.
+    const tried = { ...next, applied: { [ADOPTED]: adoptedIds(spec.tiles as Tile[]) } };
+    next.applied = stored(withIds(spec, tried)) as Record<string, unknown>;
     return next;
   },
 };
