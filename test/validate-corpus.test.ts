@@ -49,7 +49,7 @@ const expected: Record<string, string[]> = {
   "binary-file": ["blob.yaml:1:1  -  binary file (it holds NUL bytes): not YAML text"],
   "deep-nesting": [
     "deep.yaml:6:41  BackupWatch/backups  nested deeper than 32 levels: not a manifest",
-    "deeper.yaml:1:1  BackupWatch/backups  the YAML is nested too deeply or too large to parse",
+    "deeper.yaml:6:1011  -  the YAML is nested too deeply or too large to parse",
   ],
   "description-too-long": [
     "endpoint.yaml:8:16  ReversePrivateEndpoint/events  spec.description: must be at most 255 characters",
@@ -205,6 +205,35 @@ describe("validate on hostile folders", () => {
       "2 problems; 1 valid manifest",
     ]);
   });
+
+  it("refuses a megabyte of nesting at its place, before yaml builds it (about a gigabyte of memory)", async () => {
+    const root = await folder();
+    await writeFile(join(root, "flow.yaml"), "[".repeat(1_000_000));
+    await writeFile(join(root, "maps.yaml"), "{a: ".repeat(200_000));
+    await writeFile(join(root, "block.yaml"), "- ".repeat(500_000));
+
+    const result = await validate(root);
+
+    expect(result.lines).toEqual([
+      "block.yaml:1:1  -  the YAML is nested too deeply or too large to parse",
+      "flow.yaml:1:1001  -  the YAML is nested too deeply or too large to parse",
+      "maps.yaml:1:4001  -  the YAML is nested too deeply or too large to parse",
+      "3 problems; 1 valid manifest",
+    ]);
+  });
+
+  it("finds a repeated key among 50,000 in one mapping without comparing each pair", async () => {
+    const root = await folder();
+    const keys = Array.from({ length: 50_000 }, (_, i) => `    k${i}: v`);
+    await writeFile(join(root, "keys.yaml"), `spec:\n  labels:\n${keys.join("\n")}\n    k7: again\n`);
+
+    const result = await validate(root);
+
+    expect(result.lines).toEqual([
+      "keys.yaml:50003:5  -  invalid YAML: Map keys must be unique",
+      "1 problem; 1 valid manifest",
+    ]);
+  }, 20_000);
 
   it("does not hang on a FIFO, named or linked as a manifest", async () => {
     const root = await folder();

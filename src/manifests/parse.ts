@@ -11,7 +11,7 @@ import {
   type Locate,
   type Manifest,
 } from "./manifest.js";
-import { documentStart, isDocument, locator, parseYaml, type YamlFile } from "./positions.js";
+import { documentStart, duplicateKey, isDocument, locator, parseYaml, type YamlFile } from "./positions.js";
 import type { Problem } from "./problem.js";
 
 /** Limits on what one file may make the parser do; a manifest is small and flat. */
@@ -71,6 +71,11 @@ export function parseManifestFile(file: string, text: string, limits = DEFAULT_P
 
 /** The yaml library's reading of a file, the one that decides: what parseManifestFile gives when slow. */
 export function parseCarefully(file: string, text: string, limits = DEFAULT_PARSE_LIMITS): ParsedFile {
+  const deep = deepNesting(text, MAX_TEXT_NESTING);
+  if (deep !== undefined) {
+    const message = "the YAML is nested too deeply or too large to parse";
+    return { manifests: [], problems: [{ ...lineAndColumn(file, text, deep), message }] };
+  }
   const yaml = parseYaml(file, text);
   const result: ParsedFile = { manifests: [], problems: [] };
   yaml.documents.filter(isDocument).forEach((doc, ordinal) => {
@@ -111,6 +116,12 @@ function parseDocument(
   const deep = findNode(doc.contents, (node, depth) => depth > limits.maxDepth && isCollection(node));
   if (deep) {
     report(at(deep.range?.[0] ?? 0), `nested deeper than ${limits.maxDepth} levels: not a manifest`);
+    return;
+  }
+  const repeated = findNode(doc.contents, (node) => isMap(node) && duplicateKey(node) !== undefined);
+  const repeatedKey = isMap(repeated) ? duplicateKey(repeated) : undefined;
+  if (repeatedKey) {
+    report(at(repeatedKey.range?.[0] ?? 0), "invalid YAML: Map keys must be unique");
     return;
   }
   // yaml would stringify such a key itself, with a process warning; js-yaml spells it another way.
@@ -216,6 +227,32 @@ function peekResource(doc: Document.Parsed): string | undefined {
   const metadata = doc.contents.get("metadata", true);
   const name = isMap(metadata) ? metadata.get("name") : undefined;
   return `${kind}/${typeof name === "string" && name !== "" ? name : "?"}`;
+}
+
+// Far above any manifest (maxDepth, checked on the parsed nodes, is 32) and far below what costs yaml
+// memory (1 MiB of `[` takes it about a gigabyte).
+const MAX_TEXT_NESTING = 1000;
+
+/**
+ * The offset where flow collections (`[[[...`) or compact block entries on one line (`- - - ...`)
+ * go deeper than `max`, found in the text: yaml needs about a gigabyte to build 1 MiB of them.
+ * Brackets inside quotes count too; a manifest never has dozens of unclosed ones.
+ */
+function deepNesting(text: string, max: number): number | undefined {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return i;
+    } else if ((c === 0x5d || c === 0x7d) && depth > 0) depth--;
+  }
+  return new RegExp(`^[ \\t]*(?:[-?:][ \\t]+){${max + 1}}`, "m").exec(text)?.index;
+}
+
+function lineAndColumn(file: string, text: string, offset: number): Position {
+  const before = text.slice(0, offset);
+  const lineStart = before.lastIndexOf("\n") + 1;
+  return { file, line: before.split("\n").length, col: offset - lineStart + 1 };
 }
 
 /** Explicit tags that only restate what a plain value is; others (!!binary, !!timestamp, !custom) are refused. */
