@@ -235,6 +235,20 @@ describe("validate on hostile folders", () => {
     ]);
   }, 20_000);
 
+  it("reports a file of 150,000 broken documents instead of crashing", async () => {
+    const root = await folder();
+    await writeFile(join(root, "many.yaml"), "--- a\n".repeat(150_000));
+
+    const result = await validate(root);
+
+    expect(result.code).toBe(1);
+    expect(result.lines).toHaveLength(150_001);
+    expect(result.lines[0]).toBe(
+      "many.yaml:1:5  -  a manifest is a mapping with apiVersion, kind, metadata and spec",
+    );
+    expect(result.lines.at(-1)).toBe("150000 problems; 1 valid manifest");
+  });
+
   it("does not hang on a FIFO, named or linked as a manifest", async () => {
     const root = await folder();
     execFileSync("mkfifo", [join(root, "pipe.yaml")]);

@@ -48,15 +48,19 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
 
   const outcomes = await readManifestFiles(walk.files, { maxFileBytes, limits });
   const manifests: Manifest[] = [];
+  // Appended one by one: push(...list) throws RangeError past ~100,000 items, one hostile file's worth.
+  const append = <T>(to: T[], items: readonly T[]) => {
+    for (const item of items) to.push(item);
+  };
   for (const outcome of outcomes) {
     if (outcome.vanished) superseded = true;
-    problems.push(...outcome.problems);
+    append(problems, outcome.problems);
     if (outcome.text !== undefined)
-      manifests.push(...withPositions(outcome.file, outcome.text, outcome.manifests));
+      append(manifests, withPositions(outcome.file, outcome.text, outcome.manifests));
   }
 
   const checked = checkReferences(manifests);
-  problems.push(...checked.problems);
+  append(problems, checked.problems);
   // git-sync swaps the link atomically; if it moved during the pass, this set is already old.
   if (isLink && (await realpath(dir).catch(() => undefined)) !== root) superseded = true;
   return { root, revision, manifests: checked.manifests, problems: sortProblems(problems), superseded };
