@@ -68,6 +68,9 @@ describe("resolving a secret reference", () => {
     expect(await outcome({ fromFile: "escape" })).toBe(
       `secret fromFile escape: a symlink leads outside the secrets folder ${secretsDir}`,
     );
+    expect(await outcome({ fromFile: "." })).toBe(
+      "secret fromFile .: names the secrets folder itself, not a file in it",
+    );
   });
 });
 

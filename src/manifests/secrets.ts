@@ -98,7 +98,10 @@ export async function resolveSecret(ref: SecretRef, sources: SecretSources): Pro
     );
   }
   const inside = relative(root, real);
-  if (inside === "" || inside.startsWith(`..${sep}`) || inside === ".." || isAbsolute(inside)) {
+  if (inside === "") {
+    throw new ConfigError(`secret fromFile ${path}: names the secrets folder itself, not a file in it`);
+  }
+  if (inside.startsWith(`..${sep}`) || inside === ".." || isAbsolute(inside)) {
     throw new ConfigError(
       `secret fromFile ${path}: a symlink leads outside the secrets folder ${sources.secretsDir}`,
     );
