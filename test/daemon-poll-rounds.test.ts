@@ -107,4 +107,18 @@ describe("a poll round", () => {
       'driftless_alert_state{alert="65f1a2b3c4d5e6f708192a51",name="ingest-lag",state="active"} 1',
     ]);
   });
+
+  it("runs right after the first pass of each leadership term, not a poll period later", async () => {
+    const { daemon, setLeader, alertCalls } = await start();
+    await until(() => alertCalls.length === 1);
+    alertCalls[0]?.("active");
+    await daemon.poll();
+
+    setLeader(false);
+    setLeader(true);
+    await until(() => alertCalls.length === 2, 2_000).catch(() => {});
+    for (const answer of alertCalls) answer("active");
+
+    expect(alertCalls).toHaveLength(2);
+  });
 });

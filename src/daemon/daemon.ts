@@ -133,6 +133,9 @@ export async function startDaemon(deps: DaemonDeps): Promise<Daemon> {
       poller.clear();
       board.forget();
       passMetrics.forget();
+    } else {
+      // A new term starts with no alert or backup figures: poll after its first pass, as at start.
+      firstPoll = true;
     }
     logger.info({ leader }, leader ? "leadership acquired" : "leadership lost");
   });
