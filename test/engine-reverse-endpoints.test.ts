@@ -1,9 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createPlatform } from "../src/commands/platform.js";
-import { createReconciler } from "../src/reconcile/engine.js";
-import { createFileStore } from "../src/state/file-store.js";
 import type { StateStore } from "../src/state/store.js";
-import { createLogger } from "../src/telemetry/logger.js";
 import { type EngineWorld, header, ids, startEngineWorld } from "./helpers/engine-world.js";
 
 /** Reverse private endpoints: created once, never blindly again; pipes wait for them. */
@@ -194,28 +190,14 @@ describe("reverse private endpoints", () => {
       "k.yaml",
       `${header("ApiKey", "ci")}  organizationId: ${ids.organizationId}\n  keyId: ${ids.ciDeployerKeyId}\n  name: ci deployer renamed\n  roles: [developer]\n`,
     );
-    const logger = createLogger("silent");
-    const store = createFileStore(world.stateDir, { logger });
     let saves = 0;
-    const failingFirstSave: StateStore = {
+    const failingFirstSave = (store: StateStore): StateStore => ({
       load: () => store.load(),
       save: (state) => (++saves === 1 ? Promise.reject(new Error("disk full")) : store.save(state)),
       close: () => store.close(),
-    };
-    const platform = await createPlatform(world.config, { logger });
-    try {
-      const first = await createReconciler({
-        manifests: world.manifests,
-        store: failingFirstSave,
-        send: platform.send,
-        secrets: { env: {}, secretsDir: world.secretsDir },
-        logger,
-      }).pass({ trigger: "test" });
-      expect(statusOf(first, "ReversePrivateEndpoint/orders-msk")?.status).toBe("Failed");
-    } finally {
-      await platform.close();
-      await failingFirstSave.close();
-    }
+    });
+    const first = await world.apply({}, { store: failingFirstSave });
+    expect(statusOf(first, "ReversePrivateEndpoint/orders-msk")?.status).toBe("Failed");
 
     const second = await world.apply();
 

@@ -1,12 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createPlatform } from "../src/commands/platform.js";
-import { Config } from "../src/config.js";
 import { renderPlan } from "../src/plan/render.js";
-import { createReconciler } from "../src/reconcile/engine.js";
-import { createFileStore } from "../src/state/file-store.js";
-import { createLogger } from "../src/telemetry/logger.js";
 import { type EngineWorld, header, ids, startEngineWorld } from "./helpers/engine-world.js";
 import { createHttpTestServer } from "./helpers/http-test-server.js";
 
@@ -94,25 +89,13 @@ describe("secret canary", () => {
       "pipe.yaml",
       pipe.replace("      accessKey:", "      connectionString: {fromFile: s3/secret-key}\n      accessKey:"),
     );
-    const config = Config.parse({ ...world.config, managementUrl: platform.url });
-    const logger = createLogger("silent");
-    const store = createFileStore(world.stateDir, { logger });
-    const clients = await createPlatform(config, { logger });
     try {
-      const result = await createReconciler({
-        manifests: world.manifests,
-        store,
-        send: clients.send,
-        secrets: { env: world.env, secretsDir: world.secretsDir },
-        logger,
-      }).pass({ trigger: "test" });
+      const result = await world.apply({}, { config: { managementUrl: platform.url } });
 
       expect(result.ok).toBe(true);
       expect(platform.requests[0]?.body).toContain(CANARY_FILE);
       expect(await world.stateFolderText()).not.toContain("canary-");
     } finally {
-      await clients.close();
-      await store.close();
       await platform.close();
     }
   });

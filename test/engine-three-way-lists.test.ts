@@ -1,9 +1,4 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createPlatform } from "../src/commands/platform.js";
-import { Config } from "../src/config.js";
-import { createReconciler } from "../src/reconcile/engine.js";
-import { createFileStore } from "../src/state/file-store.js";
-import { createLogger } from "../src/telemetry/logger.js";
 import { type EngineWorld, header, ids, startEngineWorld } from "./helpers/engine-world.js";
 import { createHttpTestServer } from "./helpers/http-test-server.js";
 
@@ -119,24 +114,7 @@ describe("three-way lists", () => {
     }));
     await world.write("org.yaml", org(["vpce-a"]));
     await world.write("pipe.yaml", pipe(["orders"]));
-    const config = Config.parse({ ...world.config, managementUrl: platform.url });
-    const logger = createLogger("silent");
-    const apply = async () => {
-      const store = createFileStore(world.stateDir, { logger });
-      const clients = await createPlatform(config, { logger });
-      try {
-        return await createReconciler({
-          manifests: world.manifests,
-          store,
-          send: clients.send,
-          secrets: { env: {}, secretsDir: world.secretsDir },
-          logger,
-        }).pass({ trigger: "test" });
-      } finally {
-        await clients.close();
-        await store.close();
-      }
-    };
+    const apply = () => world.apply({}, { config: { managementUrl: platform.url } });
 
     try {
       const first = await apply();

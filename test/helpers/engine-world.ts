@@ -19,7 +19,7 @@ import {
   startSimulator,
 } from "../../src/simulator/index.js";
 import { createFileStore } from "../../src/state/file-store.js";
-import type { State } from "../../src/state/store.js";
+import type { State, StateStore } from "../../src/state/store.js";
 import { createLogger } from "../../src/telemetry/logger.js";
 
 /**
@@ -38,7 +38,8 @@ export type EngineWorld = {
   config: Config;
   write(file: string, yaml: string): Promise<void>;
   remove(file: string): Promise<void>;
-  apply(options?: Partial<ApplyOptions>): Promise<PassResult>;
+  /** `wiring`: another platform URL (a scripted test server), a store wrapped to misbehave. */
+  apply(options?: Partial<ApplyOptions>, wiring?: Wiring): Promise<PassResult>;
   plan(options?: { allowCreate?: string[] }): Promise<PlanReport>;
   state(): Promise<State>;
   /** The write requests (anything but GET) the simulator received since the last clear. */
@@ -46,6 +47,11 @@ export type EngineWorld = {
   /** Every file under the state folder, as text. */
   stateFolderText(): Promise<string>;
   close(): Promise<void>;
+};
+
+export type Wiring = {
+  config?: Partial<Config>;
+  store?: (store: StateStore) => StateStore;
 };
 
 export const ids = defaultIds;
@@ -91,9 +97,11 @@ export async function startEngineWorld(
     config,
     write: (file, yaml) => writeFile(join(manifests, file), yaml),
     remove: (file) => rm(join(manifests, file)),
-    async apply(applyOptions = {}) {
-      const store = createFileStore(stateDir, { logger });
-      const platform = await createPlatform(config, { logger, ...options.platform });
+    async apply(applyOptions = {}, wiring = {}) {
+      const fileStore = createFileStore(stateDir, { logger });
+      const store = wiring.store ? wiring.store(fileStore) : fileStore;
+      const wired = wiring.config ? Config.parse({ ...config, ...wiring.config }) : config;
+      const platform = await createPlatform(wired, { logger, ...options.platform });
       try {
         const reconciler = createReconciler({
           manifests,
