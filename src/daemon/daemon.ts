@@ -52,7 +52,10 @@ export type Daemon = {
   address: string;
   loop: PassLoop;
   board: StatusBoard;
-  /** Runs one poll round now (also run on the poll schedule and after the first pass). */
+  /**
+   * Runs one poll round now, or joins the one already running (rounds run on the poll schedule and
+   * after the first pass of each leadership term too).
+   */
   poll(): Promise<void>;
   /**
    * Stops taking work, gives the running pass `graceMs` to finish its in-flight requests and record
