@@ -54,6 +54,10 @@ const expected: Record<string, string[]> = {
   "description-too-long": [
     "endpoint.yaml:8:16  ReversePrivateEndpoint/events  spec.description: must be at most 255 characters",
   ],
+  "dot-path-id": [
+    "board.yaml:6:16  Dashboard/overview  spec.dashboardId: must be an id, not . or .. (it becomes a step of the request's URL path)",
+    "board.yaml:15:12  AlertWatch/lag  spec.alertId: must be an id, not . or .. (it becomes a step of the request's URL path)",
+  ],
   "duplicate-api-object": [
     "b.yaml:8:15  DataPipe/clicks-again  spec.dataPipeId: addresses the same API object as DataPipe/clicks (a.yaml:1)",
   ],

@@ -14,6 +14,14 @@ export const Text = z.string();
 
 export const NonEmpty = z.string().min(1, { error: "must not be empty" });
 
+/**
+ * An id the API puts in a URL path (dashboard, alert), of a format the seeds do not show. `.` and
+ * `..` would be read as path steps by a server or proxy and address another endpoint.
+ */
+export const PathId = NonEmpty.refine((id) => id !== "." && id !== "..", {
+  error: "must be an id, not . or .. (it becomes a step of the request's URL path)",
+});
+
 /** An integer in [min, max]; the seeds type many settings as integers, so 1.5 is an error, not 1. */
 export function Int(min = 0, max = Number.MAX_SAFE_INTEGER) {
   const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `between ${min} and ${max}`;

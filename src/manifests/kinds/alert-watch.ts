@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ManifestName, manifestDocument, NonEmpty } from "../fields.js";
+import { ManifestName, manifestDocument, NonEmpty, PathId } from "../fields.js";
 
 /**
  * GET /api/v2/alerts/{alertId}, polled and exported as metrics. `dashboard` (a Dashboard manifest's
@@ -8,7 +8,7 @@ import { ManifestName, manifestDocument, NonEmpty } from "../fields.js";
  */
 export const AlertWatchSpec = z
   .strictObject({
-    alertId: NonEmpty,
+    alertId: PathId,
     dashboard: ManifestName.optional(),
     tile: NonEmpty.optional(),
   })

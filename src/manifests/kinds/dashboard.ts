@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Bool, Int, manifestDocument, NonEmpty, refineUnique, Text } from "../fields.js";
+import { Bool, Int, manifestDocument, NonEmpty, PathId, refineUnique, Text } from "../fields.js";
 
 /**
  * PUT /api/v2/dashboards/{id}. The seed names some values that "occur" for series fields and says
@@ -47,7 +47,7 @@ export const Tile = z.strictObject({
 export type Tile = z.infer<typeof Tile>;
 
 export const DashboardSpec = z.strictObject({
-  dashboardId: NonEmpty,
+  dashboardId: PathId,
   name: NonEmpty,
   tags: z.array(Text).optional(),
   tiles: z.array(Tile).superRefine((tiles, ctx) => {
