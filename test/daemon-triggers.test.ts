@@ -184,6 +184,21 @@ describe("plain folders", () => {
     await until(() => reconciler.passes.length === 2);
     expect(reconciler.passes[1]?.revision).toBeUndefined();
   });
+
+  it("start a pass when a manifest file is written in a folder reached through an ordinary symlink", async () => {
+    const root = await mkdtemp(join(tmpdir(), "driftless-plain-link-"));
+    temporaryDirs.push(root);
+    await mkdir(join(root, "elsewhere"));
+    // Not git-sync's: an absolute link a user made to a checkout kept somewhere else.
+    await symlink(join(root, "elsewhere"), join(root, "manifests"));
+    const { daemon, reconciler } = await start({ manifests: join(root, "manifests") });
+    await until(() => reconciler.passes.length === 1);
+    await daemon.loop.idle();
+
+    await writeFile(join(root, "elsewhere", "new.yaml"), "# new\n");
+
+    await until(() => reconciler.passes.length === 2);
+  });
 });
 
 describe("POST /hooks/sync", () => {

@@ -1,4 +1,4 @@
-import { lstat, readlink } from "node:fs/promises";
+import { lstat, readlink, realpath } from "node:fs/promises";
 import { basename, dirname, isAbsolute, resolve, sep } from "node:path";
 import { type FSWatcher, watch } from "chokidar";
 import type { Logger } from "../telemetry/logger.js";
@@ -18,17 +18,14 @@ export type SourceWatcher = {
 
 /**
  * The symlink that swaps revisions on the way to `dir`, or undefined. git-sync's `--link` may be the
- * manifests folder itself or hold it in a subfolder. A parent only counts when its target looks like
- * git-sync's (a sibling or `.worktrees/<hash>`), so that links such as macOS's /tmp are not taken for one.
+ * manifests folder itself or hold it in a subfolder. A link only counts when its target looks like
+ * git-sync's (a sibling or `.worktrees/<hash>`), so that links such as macOS's /tmp, or a user's link
+ * to a checkout elsewhere (whose files are edited in place and must be watched), are not taken for one.
  */
 export async function findLink(dir: string): Promise<string | undefined> {
-  const start = resolve(dir);
-  for (let path = start; ; path = dirname(path)) {
+  for (let path = resolve(dir); ; path = dirname(path)) {
     const stats = await lstat(path).catch(() => undefined);
-    if (stats?.isSymbolicLink()) {
-      const target = await readlink(path);
-      if (path === start || looksLikeGitSync(target)) return path;
-    }
+    if (stats?.isSymbolicLink() && looksLikeGitSync(await readlink(path))) return path;
     if (dirname(path) === path) return undefined;
   }
 }
@@ -73,7 +70,8 @@ export async function watchSource(
     () => false,
   );
   const link = (await findLink(dir)) ?? (exists ? undefined : resolve(dir));
-  const watcher = link ? await watchLink(link, onChange) : await watchTree(resolve(dir), onChange);
+  // A tree behind an ordinary link is watched where its files are.
+  const watcher = link ? await watchLink(link, onChange) : await watchTree(await realpath(dir), onChange);
   watcher.on("error", (error) => logger.warn({ err: error }, "file watcher error"));
   logger.info({ dir, link, mode: link ? "link swap" : "tree" }, "watching manifests");
   return {
