@@ -58,6 +58,8 @@ function knownId(tile: Tile, known: string | undefined, tried: unknown): unknown
  * manifest, when that tile was last applied with the same fields, or else the same name.
  */
 function carryRenamed(tiles: Tile[], record: ResourceRecord | undefined): Tile[] {
+  // Every pass plans every dashboard: the usual case (every tile has its id) costs one scan.
+  if (tiles.every((tile) => tile.id !== undefined)) return tiles;
   const keys = new Set(tiles.map((tile) => tile.key));
   const used = new Set(tiles.map((tile) => tile.id));
   const applied = appliedTiles(record?.applied);
