@@ -113,29 +113,10 @@ function parseDocument(
   // Empty documents (a trailing `---`, a file of comments) were left out by the caller.
   if (!doc.contents) return;
 
-  const deep = findNode(doc.contents, (node, depth) => depth > limits.maxDepth && isCollection(node));
-  if (deep) {
-    report(at(deep.range?.[0] ?? 0), `nested deeper than ${limits.maxDepth} levels: not a manifest`);
-    return;
-  }
-  const repeated = findNode(doc.contents, (node) => isMap(node) && duplicateKey(node) !== undefined);
-  const repeatedKey = isMap(repeated) ? duplicateKey(repeated) : undefined;
-  if (repeatedKey) {
-    report(at(repeatedKey.range?.[0] ?? 0), "invalid YAML: Map keys must be unique");
-    return;
-  }
-  // yaml would stringify such a key itself, with a process warning; js-yaml spells it another way.
-  const complexKey = findNode(doc.contents, (node, _, isKey) => isKey && isCollection(node));
-  if (complexKey) {
-    report(at(complexKey.range?.[0] ?? 0), "a key must be plain text, not a list or a mapping");
-    return;
-  }
-  const tagged = findNode(doc.contents, (node) => node.tag !== undefined && !CORE_TAGS.has(node.tag));
-  if (tagged) {
-    report(
-      at(tagged.range?.[0] ?? 0),
-      `the YAML tag ${shortTag(tagged.tag)} is not supported: write the plain value (binary data, timestamps and sets have no place in a manifest)`,
-    );
+  // Checked on the nodes, before toJS would quietly turn any of these into something else.
+  const odd = oddNode(doc.contents, limits.maxDepth);
+  if (odd) {
+    report(at(odd.node.range?.[0] ?? 0), odd.message);
     return;
   }
   let value: unknown;
@@ -253,6 +234,37 @@ function lineAndColumn(file: string, text: string, offset: number): Position {
   const before = text.slice(0, offset);
   const lineStart = before.lastIndexOf("\n") + 1;
   return { file, line: before.split("\n").length, col: offset - lineStart + 1 };
+}
+
+/**
+ * The first node no manifest has: nested deeper than `maxDepth`, a list or mapping as a key (yaml
+ * would stringify it with a process warning, js-yaml another way), a key repeated, or a tag that
+ * changes a value's type.
+ */
+function oddNode(root: Node, maxDepth: number): { node: Node; message: string } | undefined {
+  let odd: { node: Node; message: string } | undefined;
+  findNode(root, (node, depth, isKey) => {
+    odd = nodeProblem(node, depth, isKey, maxDepth);
+    return odd !== undefined;
+  });
+  return odd;
+}
+
+function nodeProblem(node: Node, depth: number, isKey: boolean, maxDepth: number) {
+  if (depth > maxDepth && isCollection(node)) {
+    return { node, message: `nested deeper than ${maxDepth} levels: not a manifest` };
+  }
+  if (isKey && isCollection(node))
+    return { node, message: "a key must be plain text, not a list or a mapping" };
+  if (node.tag !== undefined && !CORE_TAGS.has(node.tag)) {
+    return {
+      node,
+      message: `the YAML tag ${shortTag(node.tag)} is not supported: write the plain value (binary data, timestamps and sets have no place in a manifest)`,
+    };
+  }
+  const repeated = isMap(node) ? duplicateKey(node) : undefined;
+  if (repeated) return { node: repeated, message: "invalid YAML: Map keys must be unique" };
+  return undefined;
 }
 
 /** Explicit tags that only restate what a plain value is; others (!!binary, !!timestamp, !custom) are refused. */
