@@ -78,10 +78,12 @@ function hasMultiLineFlow(text: string): boolean {
  * One Type per tag, because js-yaml keeps only the last of several types with one tag.
  */
 const plain = (tag: string, forms: [RegExp, (text: string) => unknown][]) => {
+  // Every plain scalar is tested against every type: one combined pattern keeps that cheap.
+  const any = new RegExp(forms.map(([pattern]) => `(?:${pattern.source})`).join("|"));
   const formOf = (text: string) => forms.find(([pattern]) => pattern.test(text));
   return new Type(`tag:yaml.org,2002:${tag}`, {
     kind: "scalar",
-    resolve: (text: string | null) => text !== null && formOf(text) !== undefined,
+    resolve: (text: string | null) => text !== null && any.test(text),
     construct: (text: string) => (formOf(text) as [RegExp, (text: string) => unknown])[1](text),
   });
 };
