@@ -204,4 +204,29 @@ describe("reverse private endpoints", () => {
     expect(statusOf(second, "ReversePrivateEndpoint/orders-msk")?.status).toBe("Synced");
     expect(posts()).toHaveLength(1);
   });
+
+  it("never creates twice when the save after a successful create fails once", async () => {
+    world = await startEngineWorld();
+    await world.write("e.yaml", endpoint());
+    await world.write(
+      "k.yaml",
+      `${header("ApiKey", "ci")}  organizationId: ${ids.organizationId}\n  keyId: ${ids.ciDeployerKeyId}\n  name: ci deployer renamed\n  roles: [developer]\n`,
+    );
+    let saves = 0;
+    // Save 1 is the create intent; save 2, right after the POST's answer, fails.
+    const failingSecondSave = (store: StateStore): StateStore => ({
+      load: () => store.load(),
+      save: (state) => (++saves === 2 ? Promise.reject(new Error("disk full")) : store.save(state)),
+      close: () => store.close(),
+    });
+    const first = await world.apply({}, { store: failingSecondSave });
+    expect(statusOf(first, "ReversePrivateEndpoint/orders-msk")?.message).toContain(
+      "sent, but the state could not be saved",
+    );
+
+    const second = await world.apply();
+
+    expect(statusOf(second, "ReversePrivateEndpoint/orders-msk")?.status).toBe("Synced");
+    expect(posts()).toHaveLength(1);
+  });
 });

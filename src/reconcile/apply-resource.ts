@@ -116,29 +116,12 @@ export async function applyResource(m: Manifest, run: ResourceRun): Promise<Reso
 
     // Step 4: send exactly the plan; changes from git go first, re-assertions last.
     const view = viewOf(plan, record?.applied);
+    const change = options.trigger === "retry" ? "retry" : "change";
+    const priority = plan.changes.length > 0 || round > 1 ? change : "poll";
+    const started = performance.now();
+    let answer: Awaited<ReturnType<NonNullable<EngineDeps["send"]>>>;
     try {
-      const change = options.trigger === "retry" ? "retry" : "change";
-      const priority = plan.changes.length > 0 || round > 1 ? change : "poll";
-      const started = performance.now();
-      const answer = await deps.send(request, {
-        priority,
-        ...(options.signal ? { signal: options.signal } : {}),
-      });
-      requestId = answer.requestId;
-      sent.push(view);
-      // Step 5: record the answer and save at once, so a crash loses nothing that was sent.
-      pass.state.resources[id] = planner.record(input, plan, answer.result, new Date().toISOString());
-      await save();
-      log.info(
-        {
-          method: request.method,
-          route: request.route,
-          fields: plan.changes.map((c) => c.path),
-          requestId,
-          durationMs: Math.round(performance.now() - started),
-        },
-        "resource applied",
-      );
+      answer = await deps.send(request, { priority, ...(options.signal ? { signal: options.signal } : {}) });
     } catch (error) {
       if (isUnknownOutcomeError(error)) {
         sent.push(view);
@@ -157,7 +140,7 @@ export async function applyResource(m: Manifest, run: ResourceRun): Promise<Reso
       if (options.signal?.aborted && !isApiError(error)) {
         return finish(
           "Pending",
-          "not completed: the pass was stopped (shutdown); the next pass sends it again",
+          "not completed: the pass was stopped (shutdown or lost leadership); the next pass sends it again",
         );
       }
       if (isApiError(error)) {
@@ -166,6 +149,28 @@ export async function applyResource(m: Manifest, run: ResourceRun): Promise<Reso
       }
       return finish("Failed", messageOf(error));
     }
+    requestId = answer.requestId;
+    sent.push(view);
+
+    // Step 5: record the answer and save at once, so a crash loses nothing that was sent. A save that
+    // fails leaves the record in memory for the pass's next save; on disk a create keeps its intent, so
+    // a crash now shows Unknown rather than creating the endpoint twice.
+    pass.state.resources[id] = planner.record(input, plan, answer.result, new Date().toISOString());
+    try {
+      await save();
+    } catch (error) {
+      return finish("Failed", `sent, but the state could not be saved: ${messageOf(error)}`);
+    }
+    log.info(
+      {
+        method: request.method,
+        route: request.route,
+        fields: plan.changes.map((c) => c.path),
+        requestId,
+        durationMs: Math.round(performance.now() - started),
+      },
+      "resource applied",
+    );
   }
   return finish(
     "Failed",
