@@ -58,6 +58,11 @@ export class UnknownOutcomeError extends DriftlessError {
   override name = "UnknownOutcomeError";
 }
 
+/** The manifests folder changed under every read of a pass (git-sync swapped it): start again later. */
+export class SupersededError extends DriftlessError {
+  override name = "SupersededError";
+}
+
 /** The state store cannot be read, written or locked. */
 export class StateError extends DriftlessError {
   override name = "StateError";

@@ -3,7 +3,7 @@ import type { Config } from "../config.js";
 import { startDaemon } from "../daemon/daemon.js";
 import { leaderOnlyStore } from "../leader/leader-only-store.js";
 import { type Leadership, soleLeader } from "../leader/leadership.js";
-import { loadManifests } from "../manifests/load.js";
+import { loadSettled } from "../manifests/load.js";
 import { createReconciler } from "../reconcile/engine.js";
 import type { StateStore } from "../state/store.js";
 import { createLogger, type Logger } from "../telemetry/logger.js";
@@ -67,7 +67,7 @@ export async function runCommand(config: Config, io: Io): Promise<number> {
       }),
       leadership,
       allowCreate: config.allowCreate,
-      loadManifests: async () => (await loadWatched(config.manifests)).manifests,
+      loadManifests: async () => (await loadSettled(config.manifests)).manifests,
       tileIdsOf: tileIdsFrom(store),
       observability: platform.observability,
       management: platform.management,
@@ -127,11 +127,6 @@ async function createLeadership(
 }
 
 /** The manifests for a poll, read again when git-sync swapped the link while they were read. */
-async function loadWatched(dir: string) {
-  let set = await loadManifests(dir);
-  for (let again = 0; set.superseded && again < 2; again++) set = await loadManifests(dir);
-  return set;
-}
 
 /**
  * Tile ids of a Dashboard from the state store. The state is read once per poll round at most (a

@@ -1,6 +1,6 @@
 import { lstat, realpath } from "node:fs/promises";
 import { basename } from "node:path";
-import { ConfigError } from "../errors.js";
+import { ConfigError, SupersededError } from "../errors.js";
 import type { Manifest } from "./manifest.js";
 import { DEFAULT_PARSE_LIMITS, type ParseLimits } from "./parse.js";
 import { withPositions } from "./positions.js";
@@ -32,6 +32,19 @@ export type LoadOptions = {
 };
 
 export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
+
+/**
+ * `loadManifests` until a read is not superseded (a git-sync swap during the read), at most three
+ * reads. Throws SupersededError when every read was, so a pass never works from a mix of revisions.
+ */
+export async function loadSettled(dir: string, options: LoadOptions = {}): Promise<ManifestSet> {
+  for (let read = 1; ; read++) {
+    const set = await loadManifests(dir, options);
+    if (!set.superseded) return set;
+    if (read === 3)
+      throw new SupersededError(`the manifests in ${dir} changed during ${read} reads in a row`);
+  }
+}
 
 /**
  * Reads and validates every manifest under `dir`. Never stops at the first problem: each file and

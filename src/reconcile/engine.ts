@@ -1,5 +1,5 @@
 import { messageOf } from "../errors.js";
-import { loadManifests, type ManifestSet } from "../manifests/load.js";
+import { loadSettled, type ManifestSet } from "../manifests/load.js";
 import { resourceId } from "../manifests/manifest.js";
 import { formatProblem, type Problem } from "../manifests/problem.js";
 import type { SecretSources } from "../manifests/secrets.js";
@@ -62,12 +62,6 @@ const PHASES: readonly (readonly string[])[] = [
 ];
 
 /** Reads the manifests once more when the folder changed while it was read (a git-sync swap). */
-async function loadSettled(dir: string): Promise<ManifestSet> {
-  let set = await loadManifests(dir);
-  for (let again = 0; set.superseded && again < 2; again++) set = await loadManifests(dir);
-  return set;
-}
-
 export type Pass = {
   set: ManifestSet;
   state: State;
