@@ -85,6 +85,7 @@ describe("the fast and the careful YAML reader", () => {
         line: 11,
         col: 18,
         resource: "DataPipe/customers",
+        field: "spec.name",
         message:
           "the YAML tag !!binary is not supported: write the plain value (binary data, timestamps and sets have no place in a manifest)",
       },

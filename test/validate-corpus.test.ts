@@ -234,7 +234,7 @@ describe("validate on hostile folders", () => {
     const result = await validate(root);
 
     expect(result.lines).toEqual([
-      "keys.yaml:50003:5  -  invalid YAML: Map keys must be unique",
+      "keys.yaml:50003:5  -  spec.labels.k7: invalid YAML: Map keys must be unique",
       "1 problem; 1 valid manifest",
     ]);
   }, 20_000);

@@ -1,4 +1,4 @@
-import { type Document, isCollection, isMap, isNode, isPair, type Node } from "yaml";
+import { type Document, isCollection, isMap, isNode, isPair, isScalar, type Node } from "yaml";
 import type { z } from "zod";
 import type { Position } from "../errors.js";
 import { parseFast } from "./fast-parse.js";
@@ -116,7 +116,8 @@ function parseDocument(
   // Checked on the nodes, before toJS would quietly turn any of these into something else.
   const odd = oddNode(doc.contents, limits.maxDepth);
   if (odd) {
-    report(at(odd.node.range?.[0] ?? 0), odd.message);
+    const field = odd.path?.length ? formatPath(odd.path) : undefined;
+    report(at(odd.node.range?.[0] ?? 0), odd.message, { field });
     return;
   }
   let value: unknown;
@@ -241,30 +242,36 @@ function lineAndColumn(file: string, text: string, offset: number): Position {
  * would stringify it with a process warning, js-yaml another way), a key repeated, or a tag that
  * changes a value's type.
  */
-function oddNode(root: Node, maxDepth: number): { node: Node; message: string } | undefined {
-  let odd: { node: Node; message: string } | undefined;
-  findNode(root, (node, depth, isKey) => {
-    odd = nodeProblem(node, depth, isKey, maxDepth);
+function oddNode(root: Node, maxDepth: number): OddNode | undefined {
+  let odd: OddNode | undefined;
+  findNode(root, (node, place) => {
+    odd = nodeProblem(node, place, maxDepth);
     return odd !== undefined;
   });
   return odd;
 }
 
-function nodeProblem(node: Node, depth: number, isKey: boolean, maxDepth: number) {
+type OddNode = { node: Node; message: string; path?: FieldPath };
+
+function nodeProblem(node: Node, { depth, path, isKey }: NodePlace, maxDepth: number): OddNode | undefined {
+  // No path: 32 levels of [0] say less than the position does.
   if (depth > maxDepth && isCollection(node)) {
     return { node, message: `nested deeper than ${maxDepth} levels: not a manifest` };
   }
-  if (isKey && isCollection(node))
-    return { node, message: "a key must be plain text, not a list or a mapping" };
+  if (isKey && isCollection(node)) {
+    return { node, path, message: "a key must be plain text, not a list or a mapping" };
+  }
   if (node.tag !== undefined && !CORE_TAGS.has(node.tag)) {
     return {
       node,
+      path,
       message: `the YAML tag ${shortTag(node.tag)} is not supported: write the plain value (binary data, timestamps and sets have no place in a manifest)`,
     };
   }
   const repeated = isMap(node) ? duplicateKey(node) : undefined;
-  if (repeated) return { node: repeated, message: "invalid YAML: Map keys must be unique" };
-  return undefined;
+  if (!repeated) return undefined;
+  const key = isScalar(repeated) ? String(repeated.value) : "?";
+  return { node: repeated, path: [...path, key], message: "invalid YAML: Map keys must be unique" };
 }
 
 /** Explicit tags that only restate what a plain value is; others (!!binary, !!timestamp, !custom) are refused. */
@@ -274,22 +281,24 @@ const CORE_TAGS = new Set(
 
 const shortTag = (tag = "") => tag.replace(/^tag:yaml\.org,2002:/, "!!");
 
-/** The first node, key or value, for which `test` holds (depth 1 is the document's top), found without recursion. */
-function findNode(
-  root: Node,
-  test: (node: Node, depth: number, isKey: boolean) => boolean,
-): Node | undefined {
-  const stack: [Node, number, boolean][] = [[root, 1, false]];
+/** Where a node is: its depth (1 is the document's top), field path, and whether it is a key. */
+type NodePlace = { depth: number; path: FieldPath; isKey: boolean };
+
+/** The first node, key or value, for which `test` holds, found without recursion. */
+function findNode(root: Node, test: (node: Node, place: NodePlace) => boolean): Node | undefined {
+  const stack: [Node, NodePlace][] = [[root, { depth: 1, path: [], isKey: false }]];
   while (stack.length > 0) {
-    const [node, depth, isKey] = stack.pop() as [Node, number, boolean];
-    if (test(node, depth, isKey)) return node;
+    const [node, { depth, path, isKey }] = stack.pop() as [Node, NodePlace];
+    if (test(node, { depth, path, isKey })) return node;
     if (!isCollection(node)) continue;
-    for (const item of node.items) {
+    node.items.forEach((item, index) => {
       if (isPair(item)) {
-        if (isNode(item.key)) stack.push([item.key, depth + 1, true]);
-        if (isNode(item.value)) stack.push([item.value, depth + 1, false]);
-      } else if (isNode(item)) stack.push([item, depth + 1, false]);
-    }
+        if (isNode(item.key)) stack.push([item.key, { depth: depth + 1, path, isKey: true }]);
+        const step = isScalar(item.key) ? String(item.key.value) : "?";
+        if (isNode(item.value))
+          stack.push([item.value, { depth: depth + 1, path: [...path, step], isKey: false }]);
+      } else if (isNode(item)) stack.push([item, { depth: depth + 1, path: [...path, index], isKey: false }]);
+    });
   }
   return undefined;
 }
