@@ -1,24 +1,21 @@
 import type { Config } from "../config.js";
 import { secretProblems } from "../manifests/check-secrets.js";
-import { loadManifests, type ManifestSet } from "../manifests/load.js";
+import { loadSettled } from "../manifests/load.js";
 import { formatProblem, type Problem, sortProblems } from "../manifests/problem.js";
 import type { Io, OutputFormat } from "./io.js";
-
-// A folder swapped mid-read (git-sync) is read again; after this many tries the last read is reported.
-const MAX_READS = 3;
 
 /**
  * `driftless validate [DIR]`: every manifest parsed and checked offline, each problem printed as
  * `file:line:col  Kind/name  message`. With resolveSecrets, every secret reference must also resolve.
- * Returns 0 when valid, 1 otherwise; throws ConfigError when the folder cannot be read.
+ * Returns 0 when valid, 1 otherwise; throws ConfigError when the folder cannot be read, and
+ * SupersededError when it changed under three reads in a row (never a report of two revisions).
  */
 export async function validateCommand(
   config: Config,
   options: { output: OutputFormat; resolveSecrets: boolean },
   io: Io,
 ): Promise<number> {
-  let set: ManifestSet = await loadManifests(config.manifests);
-  for (let read = 1; set.superseded && read < MAX_READS; read++) set = await loadManifests(config.manifests);
+  const set = await loadSettled(config.manifests);
 
   let problems: Problem[] = set.problems;
   if (options.resolveSecrets) {
