@@ -10,6 +10,12 @@ import { VERSION } from "./version.js";
  * rest. The only file that reads process.env or calls process.exit.
  */
 
+// A reader that stops early (`driftless validate | head`) closes the pipe: not an error of ours.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code !== "EPIPE") throw error;
+  process.exit(process.exitCode ?? 0);
+});
+
 const env = process.env;
 const io: Io = {
   out: (text) => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`),

@@ -1,4 +1,7 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -71,5 +74,24 @@ describe("driftless validate, the command CI runs", () => {
 
     expect(result.code).toBe(1);
     expect(result.stderr).toBe("driftless: manifests folder no/such/folder does not exist\n");
+  });
+
+  it("stops quietly when its reader closes the pipe early (validate | head -1)", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "driftless-epipe-"));
+    for (let i = 0; i < 2000; i++)
+      await writeFile(join(dir, `k${i}.yaml`), `kind: ApiKey\nmetadata: {name: k${i}}\n`);
+    const child = spawn(process.execPath, [join(repo, "dist", "cli.js"), "validate", dir], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk;
+    });
+    child.stdout.once("data", () => child.stdout.destroy());
+
+    const [code] = await once(child, "exit");
+
+    expect(stderr).not.toContain("EPIPE");
+    expect(code).not.toBeNull();
   });
 });
