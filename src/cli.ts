@@ -2,7 +2,7 @@
 import { Command, Option } from "commander";
 import type { Io } from "./commands/io.js";
 import { Config, type Credential } from "./config.js";
-import { isDriftlessError, messageOf } from "./errors.js";
+import { ConfigError, isDriftlessError, messageOf } from "./errors.js";
 import { VERSION } from "./version.js";
 
 /**
@@ -42,6 +42,17 @@ const manifestsHelp = "folder of manifests (default: $DRIFTLESS_MANIFESTS or ./m
 
 type Flags = Record<string, unknown>;
 
+const LEADER_SETTINGS: Record<string, string> = {
+  leaseDurationSeconds: "DRIFTLESS_LEADER_LEASE_DURATION",
+  renewDeadlineSeconds: "DRIFTLESS_LEADER_RENEW_DEADLINE",
+  retryPeriodSeconds: "DRIFTLESS_LEADER_RETRY_PERIOD",
+};
+
+/** The environment variable of a Config field, as users know it: `managementUrl` → DRIFTLESS_MANAGEMENT_URL. */
+function settingName(field: string): string {
+  return LEADER_SETTINGS[field] ?? `DRIFTLESS_${field.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
+}
+
 /** The Config of a command: its flags over the environment over the defaults. */
 function config(flags: Flags, dir?: string): Config {
   const parsed = Config.safeParse({
@@ -70,8 +81,10 @@ function config(flags: Flags, dir?: string): Config {
       .filter(Boolean),
   });
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
-    throw new Error(`invalid settings: ${problems}`);
+    const problems = parsed.error.issues
+      .map((i) => `${settingName(String(i.path[0]))}: ${i.message}`)
+      .join("; ");
+    throw new ConfigError(`invalid settings: ${problems}`);
   }
   return parsed.data;
 }
