@@ -12,9 +12,9 @@ import { type PlanView, viewOf } from "../plan/view.js";
 import type { ResourceRecord, State, StateStore } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
+import { PassMetrics } from "../telemetry/pass-metrics.js";
 import { applyResource } from "./apply-resource.js";
 import { resolveDesired } from "./desired.js";
-import { recordPassMetrics } from "./metrics.js";
 import type { Sender } from "./send.js";
 import type { PassOptions, PassResult, Reconciler, ResourceStatus } from "./types.js";
 
@@ -175,10 +175,15 @@ export async function planPass(
 export function createReconciler(
   deps: EngineDeps,
 ): Reconciler & { pass(options: ApplyOptions): Promise<PassResult> } {
-  return { pass: (options) => applyPass(deps, options) };
+  const passMetrics = deps.metrics ? new PassMetrics(deps.metrics) : undefined;
+  return { pass: (options) => applyPass(deps, options, passMetrics) };
 }
 
-async function applyPass(deps: EngineDeps, options: ApplyOptions): Promise<PassResult> {
+async function applyPass(
+  deps: EngineDeps,
+  options: ApplyOptions,
+  passMetrics: PassMetrics | undefined,
+): Promise<PassResult> {
   const pass = await startPass(deps);
   const log = options.logger
     ? options.logger.child({ revision: pass.set.revision })
@@ -227,7 +232,8 @@ async function applyPass(deps: EngineDeps, options: ApplyOptions): Promise<PassR
     manifestErrors: pass.set.problems.length,
     ok: pass.set.problems.length === 0 && statuses.every((s) => s.status === "Synced"),
   };
-  if (deps.metrics) recordPassMetrics(deps.metrics, result);
+  passMetrics?.recordPass(result);
+  passMetrics?.recordStatuses(result.statuses);
   const counts: Record<string, number> = {};
   for (const s of statuses) counts[s.status] = (counts[s.status] ?? 0) + 1;
   log.info({ ok: result.ok, ...counts, manifestErrors: result.manifestErrors }, "reconcile pass finished");

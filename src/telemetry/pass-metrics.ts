@@ -1,8 +1,9 @@
 import type { PassResult, ResourceStatus } from "../reconcile/types.js";
-import { type Metrics, RESOURCE_KINDS, RESOURCE_STATUSES } from "../telemetry/metrics.js";
+import { type Metrics, RESOURCE_KINDS, RESOURCE_STATUSES } from "./metrics.js";
 
 /**
- * Keeps the pass metrics equal to what the daemon knows. Remembers the revision label it set, so that
+ * Keeps the pass metrics equal to what the caller knows (the daemon, or the engine when it is given
+ * Metrics). Remembers the revision label it set, so that
  * `driftless_source_revision_info` has exactly one series.
  */
 export class PassMetrics {
