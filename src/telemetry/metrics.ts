@@ -1,14 +1,8 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, type Registry } from "prom-client";
+import { KINDS } from "../manifests/manifest.js";
 
-export const RESOURCE_KINDS = [
-  "Organization",
-  "ApiKey",
-  "DataPipe",
-  "ReversePrivateEndpoint",
-  "Dashboard",
-  "AlertWatch",
-  "BackupWatch",
-] as const;
+/** Every manifest kind, so each has its `driftless_resources` series from the start. */
+export const RESOURCE_KINDS = KINDS;
 export const RESOURCE_STATUSES = ["Synced", "Pending", "Failed", "Invalid", "Unknown", "Warning"] as const;
 
 /**
