@@ -1,18 +1,5 @@
-import { spawnSync } from "node:child_process";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-
-const repo = join(import.meta.dirname, "..");
-
-/** Runs the built `driftless` with `args` and a clean environment plus `env`. */
-function driftless(args: string[], env: Record<string, string> = {}) {
-  const result = spawnSync(process.execPath, [join(repo, "dist", "cli.js"), ...args], {
-    encoding: "utf8",
-    cwd: repo,
-    env: { PATH: process.env.PATH ?? "", ...env },
-  });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+import { driftless } from "./helpers/cli.js";
 
 describe("settings from flags and environment", () => {
   it("names the environment variable of a bad setting, without a stack trace, and exits 1", () => {

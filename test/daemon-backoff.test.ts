@@ -4,6 +4,7 @@ import { PassLoop } from "../src/daemon/pass-loop.js";
 import { soleLeader } from "../src/leader/leadership.js";
 import type { PassOptions, PassResult, ResourceStatus } from "../src/reconcile/types.js";
 import { createLogger } from "../src/telemetry/logger.js";
+import { until } from "./helpers/wait.js";
 
 /** Per-resource backoff: a retry pass retries only the resources whose own backoff is due. */
 
@@ -38,14 +39,6 @@ function loopOf(script: ResourceStatus[][]) {
   });
   loops.push(loop);
   return { loop, passes };
-}
-
-async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 describe("a retry pass", () => {

@@ -8,6 +8,7 @@ import type { PassResult } from "../src/reconcile/types.js";
 import { createLogger } from "../src/telemetry/logger.js";
 import { createMetrics } from "../src/telemetry/metrics.js";
 import { switchableLeadership } from "./helpers/switchable-leadership.js";
+import { until } from "./helpers/wait.js";
 
 /**
  * A replica that stops leading stops reporting the resources it reconciled: the new leader reports
@@ -80,14 +81,6 @@ async function start() {
       return release;
     },
   };
-}
-
-async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 describe("a replica that stops leading", () => {

@@ -10,6 +10,7 @@ import type { PassResult } from "../src/reconcile/types.js";
 import { createLogger } from "../src/telemetry/logger.js";
 import { createMetrics } from "../src/telemetry/metrics.js";
 import { switchableLeadership } from "./helpers/switchable-leadership.js";
+import { until } from "./helpers/wait.js";
 
 /**
  * Poll rounds of the daemon, with an alert API whose answers the test holds back: a round in flight
@@ -69,14 +70,6 @@ async function start() {
   const alertSeries = async () =>
     (await registry.metrics()).split("\n").filter((line) => line.startsWith("driftless_alert_state{"));
   return { daemon, setLeader: leadership.set, alertCalls, alertSeries, url: `http://${daemon.address}` };
-}
-
-async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 describe("a poll round", () => {

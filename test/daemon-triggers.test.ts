@@ -11,6 +11,7 @@ import { createLogger } from "../src/telemetry/logger.js";
 import { createMetrics } from "../src/telemetry/metrics.js";
 import { createGitSyncLayout } from "./helpers/git-sync-layout.js";
 import { switchableLeadership } from "./helpers/switchable-leadership.js";
+import { until } from "./helpers/wait.js";
 
 /**
  * Trigger logic of the daemon through its real watcher, schedules and HTTP server, with a small
@@ -90,14 +91,6 @@ async function start(options: {
   });
   daemons.push(daemon);
   return { daemon, reconciler, layout, url: `http://${daemon.address}` };
-}
-
-async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,21 +1,10 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-
-const repo = join(import.meta.dirname, "..");
-
-/** Runs the built `driftless` with `args` and a clean environment plus `env`. */
-function driftless(args: string[], env: Record<string, string> = {}) {
-  const result = spawnSync(process.execPath, [join(repo, "dist", "cli.js"), ...args], {
-    encoding: "utf8",
-    cwd: repo,
-    env: { PATH: process.env.PATH ?? "", ...env },
-  });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+import { driftless, repo } from "./helpers/cli.js";
 
 describe("driftless validate, the command CI runs", () => {
   it("exits 0 on examples/", () => {
