@@ -1,12 +1,8 @@
-import { Registry } from "prom-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type ApiError, isApiError } from "../src/errors.js";
-import { createBudget } from "../src/platform/budget.js";
-import { createHttpClient, type HttpClientOptions } from "../src/platform/http.js";
-import { createLogger } from "../src/telemetry/logger.js";
-import { createMetrics } from "../src/telemetry/metrics.js";
-import { createHttpTestServer, type HttpTestServer } from "./helpers/http-test-server.js";
+import type { HttpClientOptions } from "../src/platform/http.js";
+import { clientOf, createHttpTestServer, type HttpTestServer } from "./helpers/http-test-server.js";
 
 let server: HttpTestServer;
 beforeEach(async () => {
@@ -15,17 +11,7 @@ beforeEach(async () => {
 afterEach(() => server.close());
 
 function client(overrides: Partial<HttpClientOptions> = {}) {
-  return createHttpClient({
-    api: "management",
-    baseUrl: server.url,
-    authorization: () => "Basic a2V5OnNlY3JldA==",
-    budget: createBudget({ requests: 1000, windowMs: 1000 }),
-    metrics: createMetrics(new Registry(), { defaultMetrics: false }),
-    logger: createLogger("silent"),
-    timeoutMs: 2000,
-    retry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20, deadlineMs: 5000 },
-    ...overrides,
-  });
+  return clientOf(server, overrides);
 }
 
 const patch = {

@@ -1,14 +1,11 @@
 import { createServer } from "node:net";
-import { Registry } from "prom-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { isApiError, isUnknownOutcomeError } from "../src/errors.js";
-import { createBudget } from "../src/platform/budget.js";
-import { createHttpClient, type HttpClientOptions, type HttpRequest } from "../src/platform/http.js";
+import type { HttpClientOptions, HttpRequest } from "../src/platform/http.js";
 import { serverWaitMs } from "../src/platform/http-answers.js";
 import { createLogger } from "../src/telemetry/logger.js";
-import { createMetrics } from "../src/telemetry/metrics.js";
-import { createHttpTestServer, type HttpTestServer } from "./helpers/http-test-server.js";
+import { clientOf, createHttpTestServer, type HttpTestServer } from "./helpers/http-test-server.js";
 
 let server: HttpTestServer;
 beforeEach(async () => {
@@ -17,14 +14,7 @@ beforeEach(async () => {
 afterEach(() => server.close());
 
 function client(overrides: Partial<HttpClientOptions> = {}) {
-  return createHttpClient({
-    api: "management",
-    baseUrl: server.url,
-    authorization: () => "Basic a2V5OnNlY3JldA==",
-    budget: createBudget({ requests: 1000, windowMs: 1000 }),
-    metrics: createMetrics(new Registry(), { defaultMetrics: false }),
-    logger: createLogger("silent"),
-    timeoutMs: 2000,
+  return clientOf(server, {
     retry: { maxAttempts: 4, baseDelayMs: 5, maxDelayMs: 20, deadlineMs: 10_000 },
     ...overrides,
   });

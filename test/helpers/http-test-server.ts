@@ -1,5 +1,10 @@
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { Registry } from "prom-client";
+import { createBudget } from "../../src/platform/budget.js";
+import { createHttpClient, type HttpClientOptions } from "../../src/platform/http.js";
+import { createLogger } from "../../src/telemetry/logger.js";
+import { createMetrics } from "../../src/telemetry/metrics.js";
 
 /**
  * A real HTTP server on 127.0.0.1, port 0, whose answers a test scripts: each request takes the next
@@ -104,4 +109,22 @@ function parseJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * An HTTP client of driftless pointed at `server`, with a roomy budget, silent logs and short retry
+ * delays; `overrides` set anything else.
+ */
+export function clientOf(server: HttpTestServer, overrides: Partial<HttpClientOptions> = {}) {
+  return createHttpClient({
+    api: "management",
+    baseUrl: server.url,
+    authorization: () => "Basic a2V5OnNlY3JldA==",
+    budget: createBudget({ requests: 1000, windowMs: 1000 }),
+    metrics: createMetrics(new Registry(), { defaultMetrics: false }),
+    logger: createLogger("silent"),
+    timeoutMs: 2000,
+    retry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20, deadlineMs: 5000 },
+    ...overrides,
+  });
 }
