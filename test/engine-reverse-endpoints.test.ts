@@ -24,6 +24,18 @@ const kafkaPipe = `${header("DataPipe", "orders")}  organizationId: ${ids.organi
       reversePrivateEndpoints: [orders-msk]
 `;
 
+const renamedKey = `${header("ApiKey", "ci")}  organizationId: ${ids.organizationId}\n  keyId: ${ids.ciDeployerKeyId}\n  name: ci deployer renamed\n  roles: [developer]\n`;
+
+/** Wraps a store so that its `n`-th save fails ("disk full") and every other save goes through. */
+function failingSave(n: number): (store: StateStore) => StateStore {
+  let saves = 0;
+  return (store) => ({
+    load: () => store.load(),
+    save: (state) => (++saves === n ? Promise.reject(new Error("disk full")) : store.save(state)),
+    close: () => store.close(),
+  });
+}
+
 describe("reverse private endpoints", () => {
   let world: EngineWorld;
   afterEach(() => world.close());
@@ -186,17 +198,9 @@ describe("reverse private endpoints", () => {
   it("creates on the next pass when the create intent could not be saved: no Unknown left behind", async () => {
     world = await startEngineWorld();
     await world.write("e.yaml", endpoint());
-    await world.write(
-      "k.yaml",
-      `${header("ApiKey", "ci")}  organizationId: ${ids.organizationId}\n  keyId: ${ids.ciDeployerKeyId}\n  name: ci deployer renamed\n  roles: [developer]\n`,
-    );
-    let saves = 0;
-    const failingFirstSave = (store: StateStore): StateStore => ({
-      load: () => store.load(),
-      save: (state) => (++saves === 1 ? Promise.reject(new Error("disk full")) : store.save(state)),
-      close: () => store.close(),
-    });
-    const first = await world.apply({}, { store: failingFirstSave });
+    // A second resource, whose save after the endpoint's carries the endpoint's record to disk.
+    await world.write("k.yaml", renamedKey);
+    const first = await world.apply({}, { store: failingSave(1) });
     expect(statusOf(first, "ReversePrivateEndpoint/orders-msk")?.status).toBe("Failed");
 
     const second = await world.apply();
@@ -208,18 +212,10 @@ describe("reverse private endpoints", () => {
   it("never creates twice when the save after a successful create fails once", async () => {
     world = await startEngineWorld();
     await world.write("e.yaml", endpoint());
-    await world.write(
-      "k.yaml",
-      `${header("ApiKey", "ci")}  organizationId: ${ids.organizationId}\n  keyId: ${ids.ciDeployerKeyId}\n  name: ci deployer renamed\n  roles: [developer]\n`,
-    );
-    let saves = 0;
+    // A second resource, whose save after the endpoint's carries the endpoint's record to disk.
+    await world.write("k.yaml", renamedKey);
     // Save 1 is the create intent; save 2, right after the POST's answer, fails.
-    const failingSecondSave = (store: StateStore): StateStore => ({
-      load: () => store.load(),
-      save: (state) => (++saves === 2 ? Promise.reject(new Error("disk full")) : store.save(state)),
-      close: () => store.close(),
-    });
-    const first = await world.apply({}, { store: failingSecondSave });
+    const first = await world.apply({}, { store: failingSave(2) });
     expect(statusOf(first, "ReversePrivateEndpoint/orders-msk")?.message).toContain(
       "sent, but the state could not be saved",
     );
