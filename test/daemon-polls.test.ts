@@ -3,9 +3,10 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Poller } from "../src/daemon/polls.js";
 import type { Manifest, ManifestOf } from "../src/manifests/manifest.js";
 import { createBudget } from "../src/platform/budget.js";
+import { createPlatformClient } from "../src/platform/client.js";
 import { createHttpClient } from "../src/platform/http.js";
-import { basicAuthorization, createManagementClient } from "../src/platform/management.js";
-import { bearerAuthorization, createObservabilityClient } from "../src/platform/observability.js";
+import { basicAuthorization } from "../src/platform/management.js";
+import { bearerAuthorization } from "../src/platform/observability.js";
 import { defaultIds, type Simulator, startSimulator } from "../src/simulator/index.js";
 import { createLogger } from "../src/telemetry/logger.js";
 import { createMetrics } from "../src/telemetry/metrics.js";
@@ -85,8 +86,7 @@ beforeEach(async () => {
   );
   tileIds = { "ingest-lag": ids.tileIds[0], errors: ids.tileIds[1] };
   poller = new Poller({
-    management: createManagementClient(management),
-    observability: createObservabilityClient(observability),
+    platform: createPlatformClient({ management, observability }),
     tileIdsOf: async (name) => (name === "platform-overview" ? { ...tileIds } : undefined),
     metrics,
     logger,

@@ -1,9 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isApiError, isUnknownOutcomeError } from "../src/errors.js";
 import { createBudget } from "../src/platform/budget.js";
+import { createPlatformClient } from "../src/platform/client.js";
 import { createHttpClient, type HttpClient } from "../src/platform/http.js";
-import { basicAuthorization, createManagementClient } from "../src/platform/management.js";
-import { bearerAuthorization, createObservabilityClient } from "../src/platform/observability.js";
+import { basicAuthorization } from "../src/platform/management.js";
+import { bearerAuthorization } from "../src/platform/observability.js";
 import { createLogger } from "../src/telemetry/logger.js";
 import { createHttpTestServer, type HttpTestServer } from "./helpers/http-test-server.js";
 
@@ -39,7 +40,7 @@ function managementClient() {
     logger: createLogger("silent"),
     retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 5, deadlineMs: 5000 },
   });
-  return createManagementClient(http);
+  return createPlatformClient({ management: http, observability: http });
 }
 
 function observabilityClient() {
@@ -51,7 +52,7 @@ function observabilityClient() {
     logger: createLogger("silent"),
     retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 5, deadlineMs: 5000 },
   });
-  return createObservabilityClient(http);
+  return createPlatformClient({ management: http, observability: http });
 }
 
 describe("the management client", () => {
@@ -60,9 +61,13 @@ describe("the management client", () => {
       body: envelope({ id: ORG, name: "Acme Analytics", privateEndpoints: [], byocConfig: [] }, "req-org"),
     });
 
-    const answer = await managementClient().updateOrganization(ORG, {
-      privateEndpoints: { add: [{ id: "vpce-1", description: "office" }] },
-    });
+    const answer = await managementClient().call(
+      "updateOrganization",
+      { organizationId: ORG },
+      {
+        privateEndpoints: { add: [{ id: "vpce-1", description: "office" }] },
+      },
+    );
 
     expect(server.requests[0]).toMatchObject({ method: "PATCH", url: `/v1/organizations/${ORG}` });
     expect(server.requests[0]?.json).toEqual({
@@ -82,7 +87,11 @@ describe("the management client", () => {
       body: envelope({ id: KEY, name: "ci", roles: ["developer"], state: "suspended", expireAt: null }),
     });
 
-    const answer = await managementClient().updateApiKey(ORG, KEY, { roles: ["developer"], expireAt: null });
+    const answer = await managementClient().call(
+      "updateApiKey",
+      { organizationId: ORG, keyId: KEY },
+      { roles: ["developer"], expireAt: null },
+    );
 
     expect(server.requests[0]).toMatchObject({
       method: "PATCH",
@@ -96,7 +105,11 @@ describe("the management client", () => {
       body: envelope({ id: PIPE, name: "events", state: "a_state_nobody_documented", source: {} }),
     });
 
-    const answer = await managementClient().updateDataPipe(ORG, SERVICE, PIPE, { name: "events" });
+    const answer = await managementClient().call(
+      "updateDataPipe",
+      { organizationId: ORG, serviceId: SERVICE, dataPipeId: PIPE },
+      { name: "events" },
+    );
 
     expect(server.requests[0]).toMatchObject({
       method: "PATCH",
@@ -108,12 +121,16 @@ describe("the management client", () => {
   it("POSTs a reverse private endpoint and returns the server-assigned id", async () => {
     server.reply({ body: envelope({ id: "rpe-1", status: "Provisioning", dnsNames: [] }) });
 
-    const answer = await managementClient().createReversePrivateEndpoint(ORG, SERVICE, {
-      description: "kafka",
-      type: "MSK_MULTI_VPC",
-      mskClusterArn: "arn:aws:kafka:eu-west-1:1:cluster/x/y",
-      mskAuthentication: "SASL_IAM",
-    });
+    const answer = await managementClient().call(
+      "createReversePrivateEndpoint",
+      { organizationId: ORG, serviceId: SERVICE },
+      {
+        description: "kafka",
+        type: "MSK_MULTI_VPC",
+        mskClusterArn: "arn:aws:kafka:eu-west-1:1:cluster/x/y",
+        mskAuthentication: "SASL_IAM",
+      },
+    );
 
     expect(server.requests[0]).toMatchObject({
       method: "POST",
@@ -126,7 +143,11 @@ describe("the management client", () => {
     server.reply({ status: 503, body: { status: 503, error: "unavailable", requestId: "r" } });
 
     const error = await managementClient()
-      .createReversePrivateEndpoint(ORG, SERVICE, { description: "x", type: "VPC_ENDPOINT_SERVICE" })
+      .call(
+        "createReversePrivateEndpoint",
+        { organizationId: ORG, serviceId: SERVICE },
+        { description: "x", type: "VPC_ENDPOINT_SERVICE" },
+      )
       .catch((e: unknown) => e);
 
     expect(isUnknownOutcomeError(error)).toBe(true);
@@ -141,7 +162,11 @@ describe("the management client", () => {
       ]),
     });
 
-    const answer = await managementClient().listBackups(ORG, SERVICE);
+    const answer = await managementClient().call(
+      "listBackups",
+      { organizationId: ORG, serviceId: SERVICE },
+      undefined,
+    );
 
     expect(server.requests[0]).toMatchObject({
       method: "GET",
@@ -155,7 +180,7 @@ describe("the management client", () => {
     server.reply({ body: { id: ORG, name: "no envelope" } });
 
     const error = await managementClient()
-      .updateOrganization(ORG, { name: "x" })
+      .call("updateOrganization", { organizationId: ORG }, { name: "x" })
       .catch((e: unknown) => e);
 
     expect(isApiError(error) && error.message).toContain("result");
@@ -170,14 +195,18 @@ describe("the observability client", () => {
     ];
     server.reply({ body: { data: { id: DASHBOARD, name: "Platform", tags: [], tiles } } });
 
-    const answer = await observabilityClient().putDashboard(DASHBOARD, {
-      name: "Platform",
-      tags: [],
-      tiles: [
-        { id: "65f1a2b3c4d5e6f708192a41", name: "lag", x: 0, y: 0, w: 6, h: 3, series: [] },
-        { name: "new", x: 6, y: 0, w: 6, h: 3, series: [] },
-      ],
-    });
+    const answer = await observabilityClient().call(
+      "putDashboard",
+      { id: DASHBOARD },
+      {
+        name: "Platform",
+        tags: [],
+        tiles: [
+          { id: "65f1a2b3c4d5e6f708192a41", name: "lag", x: 0, y: 0, w: 6, h: 3, series: [] },
+          { name: "new", x: 6, y: 0, w: 6, h: 3, series: [] },
+        ],
+      },
+    );
 
     expect(server.requests[0]).toMatchObject({ method: "PUT", url: `/api/v2/dashboards/${DASHBOARD}` });
     expect(server.requests[0]?.headers.authorization).toBe("Bearer obs-token");
@@ -191,7 +220,7 @@ describe("the observability client", () => {
       },
     });
 
-    const answer = await observabilityClient().getAlert(ALERT);
+    const answer = await observabilityClient().call("getAlert", { id: ALERT }, undefined);
 
     expect(server.requests[0]).toMatchObject({ method: "GET", url: `/api/v2/alerts/${ALERT}` });
     expect(answer.result).toMatchObject({ id: ALERT, state: "snoozed", channel: { type: "pager" } });
@@ -201,7 +230,7 @@ describe("the observability client", () => {
     server.reply({ status: 404, body: { message: "alert not found" } });
 
     const error = await observabilityClient()
-      .getAlert(ALERT)
+      .call("getAlert", { id: ALERT }, undefined)
       .catch((e: unknown) => e);
 
     expect(isApiError(error) && error.message).toContain("alert not found");

@@ -2,8 +2,9 @@ import { Registry } from "prom-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createBudget } from "../src/platform/budget.js";
+import { createPlatformClient } from "../src/platform/client.js";
 import { createHttpClient, type HttpClientOptions } from "../src/platform/http.js";
-import { basicAuthorization, createManagementClient } from "../src/platform/management.js";
+import { basicAuthorization } from "../src/platform/management.js";
 import { createLogger } from "../src/telemetry/logger.js";
 import { createMetrics } from "../src/telemetry/metrics.js";
 import { VERSION } from "../src/version.js";
@@ -39,13 +40,17 @@ function management(overrides: Partial<HttpClientOptions> = {}) {
     retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 5, deadlineMs: 5000 },
     ...overrides,
   });
-  return createManagementClient(http);
+  return createPlatformClient({ management: http, observability: http });
 }
 
 const updatePipe = (client: ReturnType<typeof management>) =>
-  client.updateDataPipe(ORG, SERVICE, PIPE, {
-    source: { kafka: { credentials: { username: "ingest", password: PASSWORD } } },
-  });
+  client.call(
+    "updateDataPipe",
+    { organizationId: ORG, serviceId: SERVICE, dataPipeId: PIPE },
+    {
+      source: { kafka: { credentials: { username: "ingest", password: PASSWORD } } },
+    },
+  );
 
 describe("every request is measured by route template", () => {
   it("labels requests and durations with the template, never the ids", async () => {

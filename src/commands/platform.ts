@@ -2,13 +2,10 @@ import { join } from "node:path";
 import { type Config, readCredential } from "../config.js";
 import { ConfigError } from "../errors.js";
 import { createBudget, MANAGEMENT_BUDGET, OBSERVABILITY_BUDGET } from "../platform/budget.js";
+import { createPlatformClient, type PlatformClient } from "../platform/client.js";
 import { createHttpClient, type HttpClient, type HttpClientOptions } from "../platform/http.js";
-import { basicAuthorization, createManagementClient, type ManagementClient } from "../platform/management.js";
-import {
-  bearerAuthorization,
-  createObservabilityClient,
-  type ObservabilityClient,
-} from "../platform/observability.js";
+import { basicAuthorization } from "../platform/management.js";
+import { bearerAuthorization } from "../platform/observability.js";
 import { createSender, type Sender } from "../reconcile/send.js";
 import { defaultIds } from "../simulator/default-fixture.js";
 import type { Simulator } from "../simulator/index.js";
@@ -23,9 +20,9 @@ import type { Metrics } from "../telemetry/metrics.js";
  */
 
 export type Platform = {
-  management: ManagementClient;
-  observability: ObservabilityClient;
-  /** Sends planned requests through the two clients. */
+  /** Calls any route of the platform's two APIs. */
+  client: PlatformClient;
+  /** Sends planned requests through the client. */
   send: Sender;
   /** The key id driftless authenticates with (read again at each call: the file may be rotated). */
   managementKeyId: () => string | undefined;
@@ -134,12 +131,13 @@ export async function createPlatform(config: Config, deps: PlatformDeps): Promis
     config.observabilityUrl ?? simulator?.observabilityUrl ?? "",
     observabilityAuth,
   );
-  const management = createManagementClient(managementHttp);
-  const observability = createObservabilityClient(observabilityHttp);
+  const platformClient = createPlatformClient({
+    management: managementHttp,
+    observability: observabilityHttp,
+  });
   return {
-    management,
-    observability,
-    send: createSender({ management, observability }),
+    client: platformClient,
+    send: createSender(platformClient),
     managementKeyId: config.managementUrl
       ? () => readCredential(config.managementKeyId)
       : () => sim?.managementKeyId,

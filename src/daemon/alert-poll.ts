@@ -1,10 +1,11 @@
 import { isApiError, messageOf } from "../errors.js";
 import type { ManifestOf } from "../manifests/manifest.js";
-import type { Alert, ObservabilityClient } from "../platform/observability.js";
+import type { PlatformClient } from "../platform/client.js";
+import type { Alert } from "../platform/observability.js";
 import type { WatchStatus } from "./status-board.js";
 
 export type AlertPollDeps = {
-  observability: Pick<ObservabilityClient, "getAlert">;
+  platform: PlatformClient;
   /** The Dashboard manifests of the same revision, by manifest name. */
   dashboards: ReadonlyMap<string, ManifestOf<"Dashboard">>;
   /** Tile key → server tile id of a Dashboard, from the state store; undefined until it was applied. */
@@ -28,10 +29,15 @@ export async function pollAlert(watch: ManifestOf<"AlertWatch">, deps: AlertPoll
   let alert: Alert;
   let requestId: string | undefined;
   try {
-    ({ result: alert, requestId } = await deps.observability.getAlert(watch.spec.alertId, {
-      priority: "poll",
-      ...(deps.signal ? { signal: deps.signal } : {}),
-    }));
+    ({ result: alert, requestId } = await deps.platform.call(
+      "getAlert",
+      { id: watch.spec.alertId },
+      undefined,
+      {
+        priority: "poll",
+        ...(deps.signal ? { signal: deps.signal } : {}),
+      },
+    ));
   } catch (error) {
     const notFound = isApiError(error) && error.context.status === 404;
     const message = notFound

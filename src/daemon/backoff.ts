@@ -1,4 +1,4 @@
-import type { ResourceStatus, ResourceStatusName } from "../reconcile/types.js";
+import { type ResourceStatus, type ResourceStatusName, resourceId } from "../resources.js";
 
 /** Statuses that a later pass may fix on its own: a platform error, or a dependency not ready yet. */
 const RETRYABLE: ReadonlySet<ResourceStatusName> = new Set(["Failed", "Pending"]);
@@ -40,7 +40,7 @@ export class Backoff {
   ): number | undefined {
     const seen = new Set<string>();
     for (const status of statuses) {
-      const key = `${status.kind}/${status.name}`;
+      const key = resourceId(status);
       seen.add(key);
       if (held.has(key)) continue;
       if (!RETRYABLE.has(status.status)) {

@@ -1,11 +1,12 @@
 import { isApiError, messageOf } from "../errors.js";
 import { maxAgeMs } from "../manifests/kinds/backup-watch.js";
 import type { ManifestOf } from "../manifests/manifest.js";
-import type { Backup, ManagementClient } from "../platform/management.js";
+import type { PlatformClient } from "../platform/client.js";
+import type { Backup } from "../platform/management.js";
 import type { WatchStatus } from "./status-board.js";
 
 export type BackupPollDeps = {
-  management: Pick<ManagementClient, "listBackups">;
+  platform: PlatformClient;
   /** Milliseconds since the epoch; default Date.now. */
   now?: () => number;
   signal?: AbortSignal;
@@ -32,10 +33,12 @@ export async function pollBackups(
   let backups: Backup[];
   let requestId: string | undefined;
   try {
-    ({ result: backups, requestId } = await deps.management.listBackups(organizationId, serviceId, {
-      priority: "poll",
-      ...(deps.signal ? { signal: deps.signal } : {}),
-    }));
+    ({ result: backups, requestId } = await deps.platform.call(
+      "listBackups",
+      { organizationId, serviceId },
+      undefined,
+      { priority: "poll", ...(deps.signal ? { signal: deps.signal } : {}) },
+    ));
   } catch (error) {
     return {
       status: {

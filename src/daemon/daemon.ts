@@ -3,8 +3,7 @@ import { type Credential, readCredential } from "../config.js";
 import { messageOf } from "../errors.js";
 import type { Leadership } from "../leader/leadership.js";
 import type { Manifest } from "../manifests/manifest.js";
-import type { ManagementClient } from "../platform/management.js";
-import type { ObservabilityClient } from "../platform/observability.js";
+import type { PlatformClient } from "../platform/client.js";
 import type { Reconciler } from "../reconcile/types.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
@@ -38,8 +37,8 @@ export type DaemonDeps = {
   loadManifests: () => Promise<readonly Manifest[]>;
   /** Tile key → server tile id of a Dashboard (by manifest name), from the state store. */
   tileIdsOf: (dashboardName: string) => Promise<Record<string, string> | undefined>;
-  observability: Pick<ObservabilityClient, "getAlert">;
-  management: Pick<ManagementClient, "listBackups">;
+  /** Polls alerts and backups through it. */
+  platform: PlatformClient;
   registry: Registry;
   metrics: Metrics;
   logger: Logger;

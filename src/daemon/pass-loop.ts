@@ -1,23 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { messageOf } from "../errors.js";
 import type { Leadership } from "../leader/leadership.js";
-import type { PassResult, Reconciler, ResourceStatus } from "../reconcile/types.js";
+import type { Reconciler } from "../reconcile/types.js";
+import { type PassResult, type ResourceStatus, resourceId, type Trigger } from "../resources.js";
 import type { Logger } from "../telemetry/logger.js";
 import { Backoff } from "./backoff.js";
 
 /** Passes in a row that may start again because their source vanished, before it counts as an error. */
 const MAX_SUPERSEDED = 3;
-
-/** Why a pass is wanted: the source of the trigger, for logs and the pass's options. */
-export type Trigger =
-  | "start"
-  | "watch"
-  | "webhook"
-  | "schedule"
-  | "reassert"
-  | "retry"
-  | "superseded"
-  | "leader";
 
 export type PassRequest = {
   trigger: Trigger;
@@ -219,7 +209,7 @@ export class PassLoop {
         "pass finished",
       );
       this.deps.onPass(result, request.trigger);
-      this.lastStatuses = new Map(result.statuses.map((s) => [`${s.kind}/${s.name}`, s]));
+      this.lastStatuses = new Map(result.statuses.map((s) => [resourceId(s), s]));
       this.scheduleRetry(this.backoff.record(result.statuses, Date.now(), held));
     } catch (error) {
       // The revision was swapped and the old worktree deleted under the pass: read the new one. Capped,

@@ -1,7 +1,7 @@
 import type { Manifest, ManifestOf } from "../manifests/manifest.js";
 import { mapLimited } from "../map-limited.js";
-import type { ManagementClient } from "../platform/management.js";
-import type { ObservabilityClient } from "../platform/observability.js";
+import type { PlatformClient } from "../platform/client.js";
+import { resourceId } from "../resources.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { pollAlert } from "./alert-poll.js";
@@ -9,8 +9,7 @@ import { type NewestBackup, pollBackups } from "./backup-poll.js";
 import type { WatchStatus } from "./status-board.js";
 
 export type PollerDeps = {
-  observability: Pick<ObservabilityClient, "getAlert">;
-  management: Pick<ManagementClient, "listBackups">;
+  platform: PlatformClient;
   /** Tile key → server tile id of a Dashboard (by manifest name), from the state store. */
   tileIdsOf: (dashboardName: string) => Promise<Record<string, string> | undefined>;
   metrics: Metrics;
@@ -104,7 +103,7 @@ export class Poller {
     this.deps.metrics.pollTotal.inc({ result: status.status === "Failed" ? "error" : "success" });
     if (status.status === "Failed") {
       this.deps.logger.warn(
-        { resource: `${status.kind}/${status.name}`, requestId: status.requestId, reason: status.message },
+        { resource: resourceId(status), requestId: status.requestId, reason: status.message },
         "poll failed",
       );
     }

@@ -1,5 +1,5 @@
 import { messageOf } from "../errors.js";
-import type { PassResult, ResourceStatus } from "../reconcile/types.js";
+import { type PassResult, type ResourceStatus, resourceId, type Trigger } from "../resources.js";
 
 /** A watched, read-only resource (AlertWatch, BackupWatch) as the last poll saw it. */
 export type WatchStatus = ResourceStatus & {
@@ -27,7 +27,7 @@ export type StatusDocument = {
   ready: boolean;
   leader: boolean;
   lastPass: {
-    trigger: string;
+    trigger: Trigger;
     startedAt: string;
     finishedAt: string;
     ok: boolean;
@@ -44,7 +44,7 @@ export type StatusDocument = {
  * Holds only the last of each, so memory does not grow with the number of passes.
  */
 export class StatusBoard {
-  private lastPass: (PassResult & { trigger: string }) | undefined;
+  private lastPass: (PassResult & { trigger: Trigger }) | undefined;
   private passError: string | undefined;
   private watches = new Map<string, WatchStatus>();
 
@@ -57,7 +57,7 @@ export class StatusBoard {
     return this.lastPass?.revision;
   }
 
-  recordPass(result: PassResult, trigger: string): void {
+  recordPass(result: PassResult, trigger: Trigger): void {
     this.lastPass = { ...result, trigger };
     this.passError = undefined;
   }
@@ -75,13 +75,13 @@ export class StatusBoard {
 
   /** Replaces every watch status with the ones of the newest poll (a deleted manifest disappears). */
   recordWatches(statuses: readonly WatchStatus[]): void {
-    this.watches = new Map(statuses.map((s) => [`${s.kind}/${s.name}`, s]));
+    this.watches = new Map(statuses.map((s) => [resourceId(s), s]));
   }
 
   /** Every resource's status: the last pass's, each watch replaced by its last poll. */
   statuses(): ResourceStatus[] {
     const byKey = new Map<string, ResourceStatus>();
-    for (const s of this.lastPass?.statuses ?? []) byKey.set(`${s.kind}/${s.name}`, s);
+    for (const s of this.lastPass?.statuses ?? []) byKey.set(resourceId(s), s);
     for (const [key, s] of this.watches) byKey.set(key, s);
     return [...byKey.values()];
   }

@@ -1,5 +1,6 @@
 import { isDriftlessError, messageOf } from "../errors.js";
-import { formatPath, type Manifest, positionOf, resourceId } from "./manifest.js";
+import { resourceId } from "../resources.js";
+import { formatPath, type Manifest, positionOf } from "./manifest.js";
 import type { Problem } from "./problem.js";
 import { resolveSecret, type SecretSources, secretFields } from "./secrets.js";
 

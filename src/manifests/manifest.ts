@@ -64,9 +64,6 @@ type Loaded<D> = D extends { kind: infer K; spec: infer S }
 export type Manifest = Loaded<ManifestDocument>;
 export type ManifestOf<K extends Kind> = Extract<Manifest, { kind: K }>;
 
-/** `Kind/name`, how resources are named in output, status and state. */
-export const resourceId = (m: { kind: string; name: string }): string => `${m.kind}/${m.name}`;
-
 /** Where `path` (from the document root, e.g. `["spec", "source", "kafka"]`) is in the manifest's file. */
 export function positionOf(manifest: Manifest, path: FieldPath, options?: { key?: boolean }): Position {
   return manifest.locate?.(path, options) ?? manifest.position;

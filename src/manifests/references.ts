@@ -1,11 +1,5 @@
-import {
-  type FieldPath,
-  formatPath,
-  type Manifest,
-  type ManifestOf,
-  positionOf,
-  resourceId,
-} from "./manifest.js";
+import { resourceId } from "../resources.js";
+import { type FieldPath, formatPath, type Manifest, type ManifestOf, positionOf } from "./manifest.js";
 import type { Problem } from "./problem.js";
 
 /**

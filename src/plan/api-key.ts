@@ -1,32 +1,28 @@
-import { MANAGEMENT_ROUTES } from "../platform/management.js";
-import type { ResourceRecord } from "../state/store.js";
+import type { UpdateApiKeyBody } from "../platform/management.js";
 import { diffPatch, patchPlan } from "./patch.js";
-import type { KindPlanner, PlanInput, ResourcePlan } from "./types.js";
-import { isPlainObject, member, omit, stored } from "./values.js";
+import type { KindPlanner, SpecOf } from "./types.js";
+import { isPlainObject, omit, stored } from "./values.js";
 
-/** PATCH /v1/organizations/{organizationId}/keys/{keyId}: the changed fields. */
-export const API_KEY_ROUTE = MANAGEMENT_ROUTES.apiKey;
+/** The `updateApiKey` route: the changed fields, unless they would lock driftless out. */
 
 /** An expiry sooner than this from now counts as expiring driftless's own key (it would lock itself out). */
 export const LOCKOUT_EXPIRY_MARGIN_MS = 24 * 60 * 60 * 1000;
 
 /** The fields the request takes; a missing ipAccessList description is sent as "" (the request requires it). */
-function requestFields(spec: Record<string, unknown>): Record<string, unknown> {
-  const fields = omit(spec, ["organizationId", "keyId", "allowLockout"]);
-  if (Array.isArray(fields.ipAccessList)) {
-    fields.ipAccessList = fields.ipAccessList.map((e) => ({
-      source: member(e, "source"),
-      description: member(e, "description") ?? "",
-    }));
-  }
-  return fields;
+function requestFields(spec: SpecOf<"ApiKey">): UpdateApiKeyBody {
+  const { ipAccessList, ...fields } = omit(spec, ["organizationId", "keyId", "allowLockout", "state"]);
+  if (!ipAccessList) return fields;
+  return {
+    ...fields,
+    ipAccessList: ipAccessList.map((e) => ({ source: e.source, description: e.description ?? "" })),
+  };
 }
 
 /**
  * What of `body` would lock driftless out of the management API, when the key is its own: an expiry
  * within LOCKOUT_EXPIRY_MARGIN_MS, roles without admin, an empty ipAccessList.
  */
-export function lockoutReasons(body: Record<string, unknown>, now: Date): string[] {
+export function lockoutReasons(body: UpdateApiKeyBody, now: Date): string[] {
   const reasons: string[] = [];
   const expireAt = body.expireAt;
   if (typeof expireAt === "string" && expireAt !== "") {
@@ -39,14 +35,16 @@ export function lockoutReasons(body: Record<string, unknown>, now: Date): string
   return reasons;
 }
 
-export const apiKeyPlanner: KindPlanner = {
-  plan({ kind, name, spec, record, context }: PlanInput): ResourcePlan {
+export const apiKeyPlanner: KindPlanner<"ApiKey"> = {
+  phase: "dependents",
+
+  plan({ kind, name, spec, record, context }) {
     const { body, changes } = diffPatch(requestFields(spec), record?.applied, { reassert: context.reassert });
     if (Object.keys(body).length === 0) return { kind, name, outcome: "none", reason: "in sync", changes };
     // UUIDs name the same key in either case.
     const own =
       context.managementKeyId !== undefined &&
-      context.managementKeyId.trim().toLowerCase() === String(spec.keyId).toLowerCase();
+      context.managementKeyId.trim().toLowerCase() === spec.keyId.toLowerCase();
     const reasons = own && spec.allowLockout !== true ? lockoutReasons(body, context.now) : [];
     if (reasons.length > 0) {
       return {
@@ -57,16 +55,16 @@ export const apiKeyPlanner: KindPlanner = {
         changes,
       };
     }
-    const params = { organizationId: String(spec.organizationId), keyId: String(spec.keyId) };
-    return patchPlan({ kind, name }, API_KEY_ROUTE, params, { body, changes });
+    const params = { organizationId: spec.organizationId, keyId: spec.keyId };
+    return patchPlan({ kind, name }, { route: "updateApiKey", params, body }, changes);
   },
 
-  record({ kind, name, spec, record }, _plan, result, at): ResourceRecord {
+  record({ kind, name, spec, record }, _plan, result, at) {
     return {
       ...record,
       kind,
       name,
-      applied: stored(requestFields(spec)) as Record<string, unknown>,
+      applied: stored(requestFields(spec)),
       appliedAt: at,
       observed: isPlainObject(result) ? result : undefined,
     };

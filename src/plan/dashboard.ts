@@ -1,17 +1,20 @@
-import { OBSERVABILITY_ROUTES } from "../platform/observability.js";
+import type { PutDashboardBody } from "../platform/observability.js";
 import type { ResourceRecord } from "../state/store.js";
-import type { Change, KindPlanner, PlanInput, ResourcePlan } from "./types.js";
+import type { Change, KindPlanner, SpecOf } from "./types.js";
 import { isPlainObject, member, omit, same, stored } from "./values.js";
 
 /**
- * PUT /api/v2/dashboards/{id}. A PUT replaces the dashboard, so every tile is sent, each with the id it
+ * The `putDashboard` route. A PUT replaces the dashboard, so every tile is sent, each with the id it
  * already has: a tile sent without one gets a new id and the platform deletes the alerts that watch the
  * old one. Ids come from the manifest (`id`, adoption) or from the state's key → id map, which is filled
  * from the answer for the tiles sent without one. The tile `key` is driftless's and never sent.
  */
-export const DASHBOARD_ROUTE = OBSERVABILITY_ROUTES.dashboard;
 
-type Tile = Record<string, unknown> & { key: string };
+type Spec = SpecOf<"Dashboard">;
+type Tile = Spec["tiles"][number];
+
+/** The spec with every known tile id filled in, and the manifest's own tile ids, by key. */
+type Desired = Spec & { adoptedTileIds?: Record<string, string> };
 
 /** Where `applied` keeps the tile ids the manifest gave, by key. */
 const ADOPTED = "adoptedTileIds";
@@ -20,16 +23,15 @@ const ADOPTED = "adoptedTileIds";
  * The spec with every tile's known id filled in: the form compared with, and kept as, `applied`. It also
  * keeps the manifest's own tile ids (`adoptedTileIds`, never sent), to know an adoption already tried.
  */
-function withIds(spec: Record<string, unknown>, record: ResourceRecord | undefined): Record<string, unknown> {
-  const specTiles = spec.tiles as Tile[];
+function withIds(spec: Spec, record: ResourceRecord | undefined): Desired {
   const tried = member(record?.applied, ADOPTED);
-  const tiles = specTiles.map((tile) => {
+  const tiles = spec.tiles.map((tile) => {
     const id = knownId(tile, record?.tileIds?.[tile.key], member(tried, tile.key));
     return id === undefined ? tile : { ...tile, id };
   });
-  const adopted = adoptedIds(specTiles);
+  const adopted = adoptedIds(spec.tiles);
   return {
-    ...omit(spec, ["tiles"]),
+    ...spec,
     tiles: carryRenamed(tiles, record),
     ...(Object.keys(adopted).length > 0 ? { [ADOPTED]: adopted } : {}),
   };
@@ -47,7 +49,7 @@ function adoptedIds(tiles: Tile[]): Record<string, string> {
  * another one (the id named no tile of the dashboard), the id it gave is kept: sending the stale one
  * again would make a new tile at every change. A different manifest id is a new adoption, and is sent.
  */
-function knownId(tile: Tile, known: string | undefined, tried: unknown): unknown {
+function knownId(tile: Tile, known: string | undefined, tried: unknown): string | undefined {
   if (tile.id === undefined) return known;
   if (known !== undefined && known !== tile.id && tried === tile.id) return known;
   return tile.id;
@@ -61,7 +63,7 @@ function carryRenamed(tiles: Tile[], record: ResourceRecord | undefined): Tile[]
   // Every pass plans every dashboard: the usual case (every tile has its id) costs one scan.
   if (tiles.every((tile) => tile.id !== undefined)) return tiles;
   const keys = new Set(tiles.map((tile) => tile.key));
-  const used = new Set(tiles.map((tile) => tile.id));
+  const used = new Set<string | undefined>(tiles.map((tile) => tile.id));
   const applied = appliedTiles(record?.applied);
   const orphans = Object.entries(record?.tileIds ?? {})
     .filter(([key, id]) => !keys.has(key) && !used.has(id))
@@ -89,16 +91,16 @@ function appliedTiles(applied: unknown): Map<string, Record<string, unknown>> {
   return byKey;
 }
 
-function describe(desired: Record<string, unknown>, applied: unknown): Change[] {
+function describe(desired: Desired, applied: unknown): Change[] {
   const changes: Change[] = [];
-  for (const field of ["name", "tags"]) {
+  for (const field of ["name", "tags"] as const) {
     const to = desired[field];
     const from = member(applied, field);
     if (to !== undefined && !same(to, from))
       changes.push({ path: field, ...(from === undefined ? {} : { from }), to, op: "set" });
   }
   const before = appliedTiles(applied);
-  for (const tile of desired.tiles as Tile[]) {
+  for (const tile of desired.tiles) {
     const path = `tiles[${tile.key}]`;
     // A renamed key keeps its tile: the prior tile is the one with the same id.
     const priorKey = before.has(tile.key)
@@ -132,16 +134,18 @@ function describe(desired: Record<string, unknown>, applied: unknown): Change[] 
   return changes;
 }
 
-export const dashboardPlanner: KindPlanner = {
-  plan({ kind, name, spec, record, context }: PlanInput): ResourcePlan {
+export const dashboardPlanner: KindPlanner<"Dashboard"> = {
+  phase: "dependents",
+
+  plan({ kind, name, spec, record, context }) {
     const desired = withIds(spec, record);
-    const tiles = desired.tiles as Tile[];
+    const { tiles } = desired;
     const allKnown = tiles.every((tile) => tile.id !== undefined);
     if (allKnown && !context.reassert && same(desired, record?.applied)) {
       return { kind, name, outcome: "none", reason: "in sync", changes: [] };
     }
     const changes = describe(desired, record?.applied);
-    const body: Record<string, unknown> = {
+    const body: PutDashboardBody = {
       name: desired.name,
       tiles: tiles.map((tile) => omit(tile, ["key"])),
       ...(desired.tags === undefined ? {} : { tags: desired.tags }),
@@ -151,19 +155,13 @@ export const dashboardPlanner: KindPlanner = {
       name,
       outcome: "send",
       reason: changes.length > 0 ? `${changes.length} change(s)` : "re-asserted",
-      request: {
-        api: "observability",
-        method: "PUT",
-        route: DASHBOARD_ROUTE,
-        params: { id: String(spec.dashboardId) },
-        body,
-      },
+      request: { route: "putDashboard", params: { id: spec.dashboardId }, body },
       changes,
     };
   },
 
-  record({ kind, name, spec, record }, plan, result, at): ResourceRecord {
-    const sent = (member(plan.request?.body, "tiles") as Record<string, unknown>[] | undefined) ?? [];
+  record({ kind, name, spec, record }, plan, result, at) {
+    const sent = plan.request?.route === "putDashboard" ? plan.request.body.tiles : [];
     const answered = member(result, "tiles");
     const back = Array.isArray(answered) ? answered.filter(isPlainObject) : [];
     // A sent id the answer keeps is the tile's; any other tile takes a new id from the answer, by
@@ -173,7 +171,7 @@ export const dashboardPlanner: KindPlanner = {
       typeof id === "string" && (back.length === 0 || backIds.has(id));
     const fresh = back.filter((t) => !sent.some((s) => s.id === t.id && kept(s.id)));
     const tileIds: Record<string, string> = {};
-    (spec.tiles as Tile[]).forEach((tile, index) => {
+    spec.tiles.forEach((tile, index) => {
       const sentId = sent[index]?.id;
       if (kept(sentId)) {
         tileIds[tile.key] = sentId;
@@ -195,8 +193,8 @@ export const dashboardPlanner: KindPlanner = {
       observed: isPlainObject(result) ? result : undefined,
     };
     // The ids just sent count as tried, so that one the platform replaced is not sent again.
-    const tried = { ...next, applied: { [ADOPTED]: adoptedIds(spec.tiles as Tile[]) } };
-    next.applied = stored(withIds(spec, tried)) as Record<string, unknown>;
+    const tried = { ...next, applied: { [ADOPTED]: adoptedIds(spec.tiles) } };
+    next.applied = stored(withIds(spec, tried));
     return next;
   },
 };

@@ -1,12 +1,15 @@
-import { MANAGEMENT_ROUTES } from "../platform/management.js";
+import { type TableMapping, tableMappingKey } from "../manifests/kinds/data-pipe.js";
+import type { UpdateDataPipeBody } from "../platform/management.js";
 import type { ResourceRecord } from "../state/store.js";
 import { diffPatch, patchPlan } from "./patch.js";
 import { liveAfter, ownedAfter, threeWay } from "./three-way.js";
-import type { KindPlanner, PlanContext, PlanInput, ResourcePlan } from "./types.js";
+import type { KindPlanner, PlanContext, ResourcePlan, SpecOf } from "./types.js";
 import { isPlainObject, member, omit, stored } from "./values.js";
 
-/** PATCH .../datapipes/{dataPipeId}: the changed fields; postgres tableMappings as add/remove sets. */
-export const DATA_PIPE_ROUTE = MANAGEMENT_ROUTES.dataPipe;
+/**
+ * The `updateDataPipe` route: the changed fields; postgres `tableMappings` as add/remove sets, and
+ * kafka endpoint manifest names as the endpoints' server ids.
+ */
 
 /** Credentials travel whole: a username without its password (or one half of a key pair) may be refused. */
 const ATOMIC = [
@@ -17,69 +20,76 @@ const ATOMIC = [
 ];
 
 const LIST = "tableMappings";
-type Mapping = Record<string, unknown> & {
-  sourceSchemaName: string;
-  sourceTable: string;
-  targetTable: string;
-};
-const keyOf = (m: Mapping) => `${m.sourceSchemaName}.${m.sourceTable} -> ${m.targetTable}`;
-const ref = (m: Mapping) => ({
+type MappingRef = Pick<TableMapping, "sourceSchemaName" | "sourceTable" | "targetTable">;
+const ref = (m: MappingRef): MappingRef => ({
   sourceSchemaName: m.sourceSchemaName,
   sourceTable: m.sourceTable,
   targetTable: m.targetTable,
 });
 
 type Fields =
-  | { fields: Record<string, unknown>; mappings?: Mapping[] }
+  | { fields: UpdateDataPipeBody; mappings?: TableMapping[] }
   | { problem: ResourcePlan["outcome"]; reason: string };
 
 /**
  * The request's fields from the spec: ids out, endpoint names replaced by their server ids, the desired
  * table mappings set apart (they are sent as sets, not as a field).
  */
-function requestFields(spec: Record<string, unknown>, context: PlanContext): Fields {
-  const fields = omit(spec, ["organizationId", "serviceId", "dataPipeId"]);
-  const source = { ...(fields.source as Record<string, unknown>) };
-  fields.source = source;
-  const kafka = member(source, "kafka");
-  const names = member(kafka, "reversePrivateEndpoints");
-  if (isPlainObject(kafka) && Array.isArray(names)) {
-    const ids = [...((kafka.reversePrivateEndpointIds as string[] | undefined) ?? [])];
-    for (const endpoint of names as string[]) {
-      const found = context.endpoint(endpoint);
-      if (found.state === "missing") return { problem: "refuse", reason: found.reason };
-      if (found.state === "waiting") return { problem: "wait", reason: found.reason };
-      if (!ids.includes(found.id)) ids.push(found.id);
+function requestFields(spec: SpecOf<"DataPipe">, context: PlanContext): Fields {
+  const { kafka, postgres, ...others } = spec.source;
+  const source: NonNullable<UpdateDataPipeBody["source"]> = { ...others };
+  const fields = { ...omit(spec, ["organizationId", "serviceId", "dataPipeId"]), source };
+  if (kafka) {
+    const { reversePrivateEndpoints: names, ...kafkaFields } = kafka;
+    source.kafka = kafkaFields;
+    if (names) {
+      const ids = [...(kafka.reversePrivateEndpointIds ?? [])];
+      for (const endpoint of names) {
+        const found = context.endpoint(endpoint);
+        if (found.state === "missing") return { problem: "refuse", reason: found.reason };
+        if (found.state === "waiting") return { problem: "wait", reason: found.reason };
+        if (!ids.includes(found.id)) ids.push(found.id);
+      }
+      source.kafka = { ...kafkaFields, reversePrivateEndpointIds: ids };
     }
-    source.kafka = { ...omit(kafka, ["reversePrivateEndpoints"]), reversePrivateEndpointIds: ids };
   }
-  const postgres = member(source, "postgres");
-  if (!isPlainObject(postgres) || !Array.isArray(postgres[LIST])) return { fields };
-  source.postgres = omit(postgres, [LIST]);
-  return { fields, mappings: postgres[LIST] as Mapping[] };
+  if (!postgres) return { fields };
+  const { [LIST]: mappings, ...postgresFields } = postgres;
+  source.postgres = postgresFields;
+  return mappings ? { fields, mappings } : { fields };
 }
 
-function liveMappings(record: ResourceRecord | undefined): Mapping[] | undefined {
+const isMapping = (value: unknown): value is TableMapping =>
+  isPlainObject(value) &&
+  typeof value.sourceSchemaName === "string" &&
+  typeof value.sourceTable === "string" &&
+  typeof value.targetTable === "string";
+
+function liveMappings(record: ResourceRecord | undefined): TableMapping[] | undefined {
   const list = member(member(member(record?.observed, "source"), "postgres"), LIST);
-  return Array.isArray(list) ? (list.filter(isPlainObject) as Mapping[]) : undefined;
+  return Array.isArray(list) ? list.filter(isMapping) : undefined;
 }
 
 /** `answer` with the live mappings driftless assumes, when the answer left them out. */
-function withMappings(answer: Record<string, unknown>, tableMappings: Mapping[]): Record<string, unknown> {
+function withMappings(
+  answer: Record<string, unknown>,
+  tableMappings: TableMapping[],
+): Record<string, unknown> {
   const source = isPlainObject(answer.source) ? answer.source : {};
   const postgres = isPlainObject(source.postgres) ? source.postgres : {};
   return { ...answer, source: { ...source, postgres: { ...postgres, [LIST]: tableMappings } } };
 }
 
-export const dataPipePlanner: KindPlanner = {
-  plan({ kind, name, spec, record, context }: PlanInput): ResourcePlan {
+export const dataPipePlanner: KindPlanner<"DataPipe"> = {
+  phase: "dependents",
+
+  plan({ kind, name, spec, record, context }) {
     const request = requestFields(spec, context);
     if ("problem" in request)
       return { kind, name, outcome: request.problem, reason: request.reason, changes: [] };
-    const { body, changes } = diffPatch(request.fields, record?.applied, {
-      atomic: ATOMIC,
-      reassert: context.reassert,
-    });
+    const patch = diffPatch(request.fields, record?.applied, { atomic: ATOMIC, reassert: context.reassert });
+    const body: UpdateDataPipeBody = patch.body;
+    const { changes } = patch;
     let followUp: string | undefined;
     const live = liveMappings(record);
     if (request.mappings && !live) {
@@ -88,16 +98,18 @@ export const dataPipePlanner: KindPlanner = {
       if (Object.keys(body).length === 0) body.name = spec.name;
     } else if (request.mappings && live) {
       const owned = record?.owned?.[LIST] ?? [];
-      const sets = threeWay(request.mappings, live, owned, keyOf, `source.postgres.${LIST}`);
+      const sets = threeWay(request.mappings, live, owned, tableMappingKey, `source.postgres.${LIST}`);
       // A changed mapping (same identity, other columns) is removed and added again, when it is ours.
       const ownedKeys = new Set(owned);
-      const liveKeys = new Set(live.map(keyOf));
-      const replaced = sets.add.filter((m) => liveKeys.has(keyOf(m)) && ownedKeys.has(keyOf(m)));
+      const liveKeys = new Set(live.map(tableMappingKey));
+      const replaced = sets.add.filter(
+        (m) => liveKeys.has(tableMappingKey(m)) && ownedKeys.has(tableMappingKey(m)),
+      );
       const remove = [...sets.remove, ...replaced].map(ref);
       if (sets.add.length > 0 || remove.length > 0) {
-        const source = (body.source ?? {}) as Record<string, unknown>;
+        const source = body.source ?? {};
         source.postgres = {
-          ...(source.postgres as Record<string, unknown> | undefined),
+          ...source.postgres,
           ...(sets.add.length > 0 ? { tableMappingsToAdd: sets.add } : {}),
           ...(remove.length > 0 ? { tableMappingsToRemove: remove } : {}),
         };
@@ -106,35 +118,36 @@ export const dataPipePlanner: KindPlanner = {
       changes.push(...sets.changes);
     }
     const params = {
-      organizationId: String(spec.organizationId),
-      serviceId: String(spec.serviceId),
-      dataPipeId: String(spec.dataPipeId),
+      organizationId: spec.organizationId,
+      serviceId: spec.serviceId,
+      dataPipeId: spec.dataPipeId,
     };
-    return patchPlan({ kind, name }, DATA_PIPE_ROUTE, params, { body, changes }, followUp);
+    return patchPlan({ kind, name }, { route: "updateDataPipe", params, body }, changes, followUp);
   },
 
-  record({ kind, name, spec, record, context }, plan, result, at): ResourceRecord {
+  record({ kind, name, spec, record, context }, plan, result, at) {
     const request = requestFields(spec, context);
     const fields = "fields" in request ? request.fields : {};
     const mappings = "fields" in request ? request.mappings : undefined;
-    const sent = member(member(plan.request?.body, "source"), "postgres");
-    const added = (member(sent, "tableMappingsToAdd") as Mapping[] | undefined) ?? [];
+    const sent = plan.request?.route === "updateDataPipe" ? plan.request.body.source?.postgres : undefined;
+    const added = sent?.tableMappingsToAdd ?? [];
+    const removed = sent?.tableMappingsToRemove ?? [];
     const owned = record?.owned?.[LIST] ?? [];
-    const sentSets =
-      member(sent, "tableMappingsToAdd") !== undefined || member(sent, "tableMappingsToRemove") !== undefined;
+    const sentSets = sent?.tableMappingsToAdd !== undefined || sent?.tableMappingsToRemove !== undefined;
     const nextOwned =
-      mappings && sentSets ? ownedAfter(mappings, liveMappings(record) ?? [], owned, added, keyOf) : owned;
-    const removed = (member(sent, "tableMappingsToRemove") as Mapping[] | undefined) ?? [];
+      mappings && sentSets
+        ? ownedAfter(mappings, liveMappings(record) ?? [], owned, added, tableMappingKey)
+        : owned;
     const answered = isPlainObject(result) ? result : undefined;
     return {
       ...record,
       kind,
       name,
-      applied: stored(fields) as Record<string, unknown>,
+      applied: stored(fields),
       appliedAt: at,
       observed:
         answered && mappings && !liveMappings({ kind, name, observed: answered })
-          ? withMappings(answered, liveAfter(liveMappings(record) ?? [], added, removed, keyOf))
+          ? withMappings(answered, liveAfter(liveMappings(record) ?? [], added, removed, tableMappingKey))
           : answered,
       ...(mappings ? { owned: { ...record?.owned, [LIST]: nextOwned } } : {}),
     };

@@ -1,25 +1,24 @@
-import { MANAGEMENT_ROUTES } from "../platform/management.js";
+import type { PrivateEndpointEntry, UpdateOrganizationBody } from "../platform/management.js";
 import type { ResourceRecord } from "../state/store.js";
 import { diffPatch, patchPlan } from "./patch.js";
 import { liveAfter, ownedAfter, threeWay } from "./three-way.js";
-import type { KindPlanner, PlanInput, ResourcePlan } from "./types.js";
+import type { KindPlanner, SpecOf } from "./types.js";
 import { isPlainObject, member, omit, stored } from "./values.js";
 
-/** PATCH /v1/organizations/{organizationId}: changed `name`, and `privateEndpoints` as add/remove sets. */
-export const ORGANIZATION_ROUTE = MANAGEMENT_ROUTES.organization;
+/**
+ * The `updateOrganization` route: the changed `name`, and `privateEndpoints` as add/remove sets. An
+ * entry without a description in the manifest matches a live entry with any description.
+ */
 
-type Entry = { id: string; description?: string };
+type Entry = NonNullable<SpecOf<"Organization">["privateEndpoints"]>[number];
 const LIST = "privateEndpoints";
 const keyOf = (entry: Entry) => entry.id;
 
-/** The manifest's list; an entry without a description matches a live entry with any description. */
-function desiredList(spec: Record<string, unknown>): Entry[] | undefined {
-  const list = spec[LIST];
-  return Array.isArray(list) ? (list.filter(isPlainObject) as Entry[]) : undefined;
-}
-
 /** An entry as the request takes it: the description is required there, "" when the manifest has none. */
-const sendable = (entry: Entry) => ({ id: entry.id, description: entry.description ?? "" });
+const sendable = (entry: Entry): PrivateEndpointEntry => ({
+  id: entry.id,
+  description: entry.description ?? "",
+});
 
 /** The live list as the platform last answered it; undefined before driftless has seen it. */
 function liveList(record: ResourceRecord | undefined): Entry[] | undefined {
@@ -30,12 +29,16 @@ function liveList(record: ResourceRecord | undefined): Entry[] | undefined {
     .map((e) => ({ id: String(e.id), description: String(e.description ?? "") }));
 }
 
-export const organizationPlanner: KindPlanner = {
-  plan({ kind, name, spec, record, context }: PlanInput): ResourcePlan {
-    const { body, changes } = diffPatch(omit(spec, ["organizationId", LIST]), record?.applied, {
+export const organizationPlanner: KindPlanner<"Organization"> = {
+  phase: "dependents",
+
+  plan({ kind, name, spec, record, context }) {
+    const patch = diffPatch(omit(spec, ["organizationId", LIST]), record?.applied, {
       reassert: context.reassert,
     });
-    const desired = desiredList(spec);
+    const body: UpdateOrganizationBody = patch.body;
+    const { changes } = patch;
+    const desired = spec[LIST];
     const live = liveList(record);
     let followUp: string | undefined;
     if (desired && !live) {
@@ -53,27 +56,31 @@ export const organizationPlanner: KindPlanner = {
       }
       changes.push(...sets.changes);
     }
-    const params = { organizationId: String(spec.organizationId) };
-    return patchPlan({ kind, name }, ORGANIZATION_ROUTE, params, { body, changes }, followUp);
+    const request = {
+      route: "updateOrganization",
+      params: { organizationId: spec.organizationId },
+      body,
+    } as const;
+    return patchPlan({ kind, name }, request, changes, followUp);
   },
 
-  record({ kind, name, spec, record }, plan, result, at): ResourceRecord {
-    const sent = member(plan.request?.body, LIST);
+  record({ kind, name, spec, record }, plan, result, at) {
+    const sent = plan.request?.route === "updateOrganization" ? plan.request.body[LIST] : undefined;
     const owned = record?.owned?.[LIST] ?? [];
-    const desired = desiredList(spec) ?? [];
-    const added = (member(sent, "add") as Entry[] | undefined) ?? [];
-    const removed = (member(sent, "remove") as Entry[] | undefined) ?? [];
+    const desired = spec[LIST] ?? [];
+    const added = sent?.add ?? [];
+    const removed = sent?.remove ?? [];
     const nextOwned = sent ? ownedAfter(desired, liveList(record) ?? [], owned, added, keyOf) : owned;
     const answered = isPlainObject(result) ? result : undefined;
     const observed =
-      answered && desiredList(spec) && !Array.isArray(answered[LIST])
+      answered && spec[LIST] && !Array.isArray(answered[LIST])
         ? { ...answered, [LIST]: liveAfter(liveList(record) ?? [], added, removed, keyOf) }
         : answered;
     return {
       ...record,
       kind,
       name,
-      applied: stored(spec) as Record<string, unknown>,
+      applied: stored(spec),
       appliedAt: at,
       observed,
       owned: { ...record?.owned, [LIST]: nextOwned },

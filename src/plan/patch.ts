@@ -1,5 +1,6 @@
+import type { Kind } from "../manifests/manifest.js";
 import { isSecret } from "./secret.js";
-import type { Change, ResourcePlan } from "./types.js";
+import type { Change, PlannedRequest, ResourcePlan } from "./types.js";
 import { hasSecret, isPlainObject, masked, member, same } from "./values.js";
 
 export type PatchOptions = {
@@ -12,24 +13,27 @@ export type PatchOptions = {
   reassert: boolean;
 };
 
-export type Patch = { body: Record<string, unknown>; changes: Change[] };
+export type Patch<T> = { body: Partial<T>; changes: Change[] };
 
 /**
  * The smallest PATCH body that takes the last applied state to the desired one: nested objects are
  * descended into, anything else (scalars, lists, secrets, atomic objects) is sent whole when it differs.
  * A field that left the manifest stops being managed: nothing is sent for it, since a PATCH cannot
  * unset a field.
+ *
+ * The body is typed `Partial<T>`; its nested objects are partial too, which the request types allow
+ * (their nested fields are optional, and the atomic objects are sent whole).
  */
-export function diffPatch(desired: Record<string, unknown>, applied: unknown, options: PatchOptions): Patch {
-  return diffAt(desired, applied, options, "");
+export function diffPatch<T extends object>(desired: T, applied: unknown, options: PatchOptions): Patch<T> {
+  return diffAt(desired, applied, options, "") as Patch<T>;
 }
 
 function diffAt(
-  desired: Record<string, unknown>,
+  desired: object,
   applied: unknown,
   options: PatchOptions,
   path: string,
-): Patch {
+): { body: Record<string, unknown>; changes: Change[] } {
   const body: Record<string, unknown> = {};
   const changes: Change[] = [];
   for (const [key, want] of Object.entries(desired)) {
@@ -69,25 +73,25 @@ function describe(want: unknown, had: unknown, path: string, atomic: boolean): C
 }
 
 /**
- * The plan of a management PATCH of `patch.body` to `route`: `none` (in sync) when the body is empty,
- * else `send`. `followUp` says the request first learns a live list (first contact).
+ * The plan of a management PATCH: `none` (in sync) when its body is empty, else `send`. `followUp`
+ * says the request first learns a live list (first contact).
  */
 export function patchPlan(
-  resource: { kind: string; name: string },
-  route: string,
-  params: Record<string, string>,
-  patch: Patch,
+  resource: { kind: Kind; name: string },
+  request: PlannedRequest,
+  changes: Change[],
   followUp?: string,
 ): ResourcePlan {
   const { kind, name } = resource;
-  const { body, changes } = patch;
-  if (Object.keys(body).length === 0) return { kind, name, outcome: "none", reason: "in sync", changes };
+  if (Object.keys(request.body ?? {}).length === 0) {
+    return { kind, name, outcome: "none", reason: "in sync", changes };
+  }
   return {
     kind,
     name,
     outcome: "send",
     reason: followUp ? "first contact" : `${changes.length} change(s)`,
-    request: { api: "management", method: "PATCH", route, params, body },
+    request,
     changes,
     ...(followUp ? { followUp } : {}),
   };

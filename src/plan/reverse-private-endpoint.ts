@@ -1,34 +1,37 @@
-import { MANAGEMENT_ROUTES } from "../platform/management.js";
-import type { ResourceRecord } from "../state/store.js";
+import type { CreateReversePrivateEndpointBody } from "../platform/management.js";
+import { resourceId } from "../resources.js";
 import { diffPatch } from "./patch.js";
-import type { Change, KindPlanner, PlanInput, ResourcePlan } from "./types.js";
+import type { Change, KindPlanner, SpecOf } from "./types.js";
 import { isPlainObject, member, omit, stored } from "./values.js";
 
 /**
- * POST .../datapipesReversePrivateEndpoints, once. There is no update (nor GET) for an endpoint, so the
+ * The `createReversePrivateEndpoint` route, once. There is no update (nor GET) for an endpoint, so the
  * server id is remembered, a later change of its fields is reported and never sent, and a create whose
  * outcome is unknown is never repeated without an operator's word.
  */
-export const REVERSE_PRIVATE_ENDPOINT_ROUTE = MANAGEMENT_ROUTES.reversePrivateEndpoints;
 
-/** The status value the seed shows for a usable endpoint. */
+/** The status value the API shows for a usable endpoint. */
 export const READY = "Ready";
 
-const requestFields = (spec: Record<string, unknown>) => omit(spec, ["organizationId", "serviceId", "id"]);
+const requestFields = (spec: SpecOf<"ReversePrivateEndpoint">): CreateReversePrivateEndpointBody =>
+  omit(spec, ["organizationId", "serviceId", "id"]);
 
 /** How an operator resolves an Unknown create; also printed by `plan`. */
 export function unknownCreateMessage(kind: string, name: string, startedAt: string): string {
   return (
     `a create request sent at ${startedAt} may or may not have created the endpoint (no answer was received). ` +
     `If it exists in the platform, adopt it: set spec.id to its id. If it does not, allow a new attempt: ` +
-    `driftless apply --allow-create ${kind}/${name}`
+    `driftless apply --allow-create ${resourceId({ kind, name })}`
   );
 }
 
-export const reversePrivateEndpointPlanner: KindPlanner = {
-  plan({ kind, name, spec, record, context }: PlanInput): ResourcePlan {
+export const reversePrivateEndpointPlanner: KindPlanner<"ReversePrivateEndpoint"> = {
+  // Pipes name endpoints and need their ids: endpoints are applied first.
+  phase: "prerequisites",
+
+  plan({ kind, name, spec, record, context }) {
     const fields = requestFields(spec);
-    const adopt = typeof spec.id === "string" ? spec.id : undefined;
+    const adopt = spec.id;
     if (adopt && record?.serverId !== adopt) {
       return {
         kind,
@@ -75,24 +78,22 @@ export const reversePrivateEndpointPlanner: KindPlanner = {
       outcome: "send",
       reason: record?.intent ? "new create attempt allowed by the operator" : "not created yet",
       request: {
-        api: "management",
-        method: "POST",
-        route: REVERSE_PRIVATE_ENDPOINT_ROUTE,
-        params: { organizationId: String(spec.organizationId), serviceId: String(spec.serviceId) },
+        route: "createReversePrivateEndpoint",
+        params: { organizationId: spec.organizationId, serviceId: spec.serviceId },
         body: fields,
       },
       changes,
     };
   },
 
-  record({ kind, name, spec, record }, plan, result, at): ResourceRecord {
+  record({ kind, name, spec, record }, plan, result, at) {
     const { intent: _done, ...rest } = record ?? { kind, name };
     const serverId = plan.outcome === "adopt" ? plan.adoptId : String(member(result, "id"));
     return {
       ...rest,
       kind,
       name,
-      applied: stored(requestFields(spec)) as Record<string, unknown>,
+      applied: stored(requestFields(spec)),
       appliedAt: at,
       observed: plan.outcome === "adopt" ? undefined : isPlainObject(result) ? result : undefined,
       ...(serverId ? { serverId } : {}),

@@ -67,11 +67,11 @@ export function ownedAfter<T>(
  * The live list once `remove` and then `add` took effect: what driftless assumes when the platform's
  * answer leaves the list out (or gives null), so that a pass converges instead of learning it again.
  */
-export function liveAfter<T>(
+export function liveAfter<T extends R, R>(
   live: readonly T[],
   add: readonly T[],
-  remove: readonly T[],
-  keyOf: (entry: T) => string,
+  remove: readonly R[],
+  keyOf: (entry: R) => string,
 ): T[] {
   const gone = new Set([...remove, ...add].map(keyOf));
   return [...live.filter((entry) => !gone.has(keyOf(entry))), ...add];

@@ -1,20 +1,31 @@
-import type { Api } from "../errors.js";
+import type { Kind, ManifestOf } from "../manifests/manifest.js";
+import type { SecretRef } from "../manifests/secrets.js";
+import type { Bodies, Params, RouteName } from "../platform/routes.js";
 import type { ResourceRecord } from "../state/store.js";
+import type { Secret } from "./secret.js";
 
 /**
  * Plans are data: what a pass would send for one resource, and why. `plan` prints them, `apply` sends
  * exactly them, so the two can never disagree.
  */
 
-/** One HTTP request: the route is the template (as in metrics), `params` fill its `{placeholders}`. */
-export type PlannedRequest = {
-  api: Api;
-  method: "PATCH" | "PUT" | "POST";
-  route: string;
-  params: Record<string, string>;
-  /** May hold Secret leaves: revealed only by the sender, masked everywhere else. */
-  body: Record<string, unknown>;
-};
+/** One request of the route table (platform/routes.ts): which route, its path parameters, its body. */
+export type PlannedRequest<N extends RouteName = RouteName> = {
+  [R in N]: { route: R; params: Params[R]; body: Bodies[R] };
+}[N];
+
+/** A manifest's spec with every `{fromEnv}` / `{fromFile}` reference resolved into a Secret. */
+export type Resolved<T> = T extends SecretRef
+  ? Secret
+  : T extends readonly (infer E)[]
+    ? Resolved<E>[]
+    : T extends object
+      ? { [P in keyof T]: Resolved<T[P]> }
+      : T;
+
+/** Per kind, the desired spec as its planner receives it. */
+export type Specs = { [K in Kind]: Resolved<ManifestOf<K>["spec"]> };
+export type SpecOf<K extends Kind> = Specs[K];
 
 /** One line of the readable diff: a field path with its last applied and desired values. */
 export type Change = {
@@ -39,7 +50,7 @@ export type Change = {
 export type Outcome = "none" | "send" | "adopt" | "wait" | "refuse" | "unknown";
 
 export type ResourcePlan = {
-  kind: string;
+  kind: Kind;
   name: string;
   outcome: Outcome;
   reason: string;
@@ -71,17 +82,25 @@ export type PlanContext = {
   allowCreate: boolean;
 };
 
-/** The input of every planner: the desired spec (secrets resolved into Secret leaves) and the record. */
-export type PlanInput = {
-  kind: string;
+/** The input of a kind's planner: the desired spec (secrets resolved into Secret leaves) and the record. */
+export type PlanInput<K extends Kind = Kind> = {
+  kind: K;
   name: string;
-  spec: Record<string, unknown>;
+  spec: Specs[K];
   record: ResourceRecord | undefined;
   context: PlanContext;
 };
 
+/**
+ * When a kind is applied within a pass: `prerequisites` first (reverse private endpoints: pipes name
+ * them and need their ids), then `dependents`.
+ */
+export const PHASES = ["prerequisites", "dependents"] as const;
+export type Phase = (typeof PHASES)[number];
+
 /** A kind's planner: pure. `record` folds a successful answer into the resource's record. */
-export type KindPlanner = {
-  plan(input: PlanInput): ResourcePlan;
-  record(input: PlanInput, plan: ResourcePlan, result: unknown, at: string): ResourceRecord;
+export type KindPlanner<K extends Kind> = {
+  phase: Phase;
+  plan(input: PlanInput<K>): ResourcePlan;
+  record(input: PlanInput<K>, plan: ResourcePlan, result: unknown, at: string): ResourceRecord;
 };

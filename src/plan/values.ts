@@ -24,10 +24,20 @@ function mapLeaves(value: unknown, secret: (s: Secret) => unknown): unknown {
 }
 
 /** What the state keeps: secrets replaced by their salted hashes. */
-export const stored = (value: unknown): unknown => mapLeaves(value, (s) => s.hash);
+export function stored(value: object): Record<string, unknown>;
+export function stored(value: unknown): unknown;
+export function stored(value: unknown): unknown {
+  return mapLeaves(value, (s) => s.hash);
+}
 
-/** What goes on the wire: secrets revealed. Only the request sender calls this. */
-export const revealed = (value: unknown): unknown => mapLeaves(value, (s) => s.reveal());
+/**
+ * What goes on the wire: secrets revealed. Only the request sender calls this. The type is kept: a
+ * request type holds its credentials as `Sensitive`, a string or a Secret.
+ */
+export function revealed<T>(value: T): T;
+export function revealed(value: unknown): unknown {
+  return mapLeaves(value, (s) => s.reveal());
+}
 
 /**
  * What a person sees: each secret as `(changed)` or `(unchanged)` against the hash last applied at the
@@ -79,8 +89,12 @@ export function same(a: unknown, b: unknown): boolean {
 export const member = (value: unknown, key: string): unknown =>
   isPlainObject(value) ? value[key] : undefined;
 
+/** `T` without the members `K`, member by member of a union (Omit would merge a union's members). */
+export type Without<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
 /** `value` without the listed members; undefined members dropped. */
-export function omit(value: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+export function omit<T extends object, K extends keyof T>(value: T, keys: readonly K[]): Without<T, K>;
+export function omit(value: object, keys: readonly PropertyKey[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, child] of Object.entries(value))
     if (child !== undefined && !keys.includes(key)) out[key] = child;

@@ -1,3 +1,4 @@
+import { ROUTES } from "../platform/routes.js";
 import type { Change, Outcome, ResourcePlan } from "./types.js";
 import { masked } from "./values.js";
 
@@ -15,18 +16,20 @@ export type PlanView = {
 /** `applied` is the record's last applied state, against which each secret shows `(changed)` or `(unchanged)`. */
 export function viewOf(plan: ResourcePlan, applied: unknown): PlanView {
   const { request } = plan;
+  const route = request && ROUTES[request.route];
+  const params: Readonly<Record<string, string>> = request?.params ?? {};
   return {
     kind: plan.kind,
     name: plan.name,
     outcome: plan.outcome,
     reason: plan.reason,
-    ...(request
+    ...(request && route
       ? {
           request: {
-            api: request.api,
-            method: request.method,
-            route: request.route,
-            path: request.route.replace(/\{(\w+)\}/g, (whole, key: string) => request.params[key] ?? whole),
+            api: route.api,
+            method: route.method,
+            route: route.template,
+            path: route.template.replace(/\{(\w+)\}/g, (whole, key: string) => params[key] ?? whole),
             body: masked(request.body, applied),
           },
         }

@@ -1,12 +1,9 @@
 import { z } from "zod";
-import type { Priority } from "./budget.js";
-import type { HttpClient } from "./http.js";
 
 /**
- * The management API (seeds/management-api.md): one method per endpoint. Request bodies are typed from
- * the seed's request tables; answers are checked for the `{status, requestId, result}` envelope and the
- * few result fields driftless uses, and every other field is kept as it came (a platform that adds
- * fields or enum values must never crash a pass).
+ * The management API's types (docs/platform-apis.md#management-api): request bodies as the API takes
+ * them, and the few answer fields driftless reads; every other answer field is kept as it came (a
+ * platform that adds fields or enum values must never crash a pass). The endpoints are in routes.ts.
  */
 
 /** The Authorization header value of a management key. */
@@ -14,17 +11,14 @@ export function basicAuthorization(keyId: string, keySecret: string): string {
   return `Basic ${Buffer.from(`${keyId}:${keySecret}`).toString("base64")}`;
 }
 
-export const MANAGEMENT_ROUTES = {
-  organization: "/v1/organizations/{organizationId}",
-  apiKey: "/v1/organizations/{organizationId}/keys/{keyId}",
-  dataPipe: "/v1/organizations/{organizationId}/services/{serviceId}/datapipes/{dataPipeId}",
-  reversePrivateEndpoints:
-    "/v1/organizations/{organizationId}/services/{serviceId}/datapipesReversePrivateEndpoints",
-  backups: "/v1/organizations/{organizationId}/services/{serviceId}/backups",
-} as const;
+// Request bodies, as the API's request tables give them. Every field is optional: the API does not say
+// which are required, and the planner sends only what changed.
 
-// Request bodies, as the seed's request tables give them. Every field is optional: which are required
-// is "not shown", and the planner sends only what changed.
+/**
+ * A credential in a request body: a string on the wire, and until the sender reveals it, an object that
+ * masks itself everywhere else (plan/secret.ts).
+ */
+export type Sensitive = string | { reveal(): string };
 
 export type PrivateEndpointEntry = { id: string; description: string };
 
@@ -44,8 +38,8 @@ export type UpdateApiKeyBody = {
   ipAccessList?: IpAccessEntry[];
 };
 
-export type AccessKey = { accessKeyId: string; secretKey: string };
-export type UsernamePassword = { username: string; password: string };
+export type AccessKey = { accessKeyId: Sensitive; secretKey: Sensitive };
+export type UsernamePassword = { username: string; password: Sensitive };
 
 export type TableMapping = {
   sourceSchemaName: string;
@@ -84,7 +78,7 @@ export type UpdateDataPipeBody = {
     };
     objectStorage?: {
       iamRole?: string;
-      connectionString?: string;
+      connectionString?: Sensitive;
       path?: string;
       azureContainerName?: string;
       accessKey?: AccessKey;
@@ -169,104 +163,3 @@ export const Backup = z.looseObject({
   durationInSeconds: z.number().nullish(),
 });
 export type Backup = z.infer<typeof Backup>;
-
-/** The management answer: `{status, requestId, result}`. */
-const envelope = <T extends z.ZodType>(result: T) =>
-  z.looseObject({ status: z.number().optional(), requestId: z.string().optional(), result });
-
-export type ManagementAnswer<T> = { result: T; requestId?: string };
-
-/** Per call: the budget priority (default "change" for writes, "poll" for reads) and an abort signal. */
-export type CallOptions = { priority?: Priority; signal?: AbortSignal };
-
-export interface ManagementClient {
-  updateOrganization(
-    organizationId: string,
-    body: UpdateOrganizationBody,
-    options?: CallOptions,
-  ): Promise<ManagementAnswer<Organization>>;
-  updateApiKey(
-    organizationId: string,
-    keyId: string,
-    body: UpdateApiKeyBody,
-    options?: CallOptions,
-  ): Promise<ManagementAnswer<ApiKey>>;
-  updateDataPipe(
-    organizationId: string,
-    serviceId: string,
-    dataPipeId: string,
-    body: UpdateDataPipeBody,
-    options?: CallOptions,
-  ): Promise<ManagementAnswer<DataPipe>>;
-  /** Never retried once it may have reached the server: throws UnknownOutcomeError instead. */
-  createReversePrivateEndpoint(
-    organizationId: string,
-    serviceId: string,
-    body: CreateReversePrivateEndpointBody,
-    options?: CallOptions,
-  ): Promise<ManagementAnswer<ReversePrivateEndpoint>>;
-  /** Most recent first, as the platform returns them. */
-  listBackups(
-    organizationId: string,
-    serviceId: string,
-    options?: CallOptions,
-  ): Promise<ManagementAnswer<Backup[]>>;
-}
-
-/** The management client over `http` (built with api "management" and basicAuthorization). */
-export function createManagementClient(http: HttpClient): ManagementClient {
-  async function call<T extends z.ZodType>(
-    method: "GET" | "PATCH" | "POST",
-    route: string,
-    params: Record<string, string>,
-    result: T,
-    body: unknown,
-    options: CallOptions = {},
-  ): Promise<ManagementAnswer<z.infer<T>>> {
-    const answer = await http.request({
-      method,
-      route,
-      params,
-      body,
-      schema: envelope(result),
-      priority: options.priority ?? (method === "GET" ? "poll" : "change"),
-      signal: options.signal,
-    });
-    const requestId = answer.data.requestId ?? answer.requestId;
-    return { result: answer.data.result as z.infer<T>, ...(requestId ? { requestId } : {}) };
-  }
-
-  return {
-    updateOrganization: (organizationId, body, options) =>
-      call("PATCH", MANAGEMENT_ROUTES.organization, { organizationId }, Organization, body, options),
-    updateApiKey: (organizationId, keyId, body, options) =>
-      call("PATCH", MANAGEMENT_ROUTES.apiKey, { organizationId, keyId }, ApiKey, body, options),
-    updateDataPipe: (organizationId, serviceId, dataPipeId, body, options) =>
-      call(
-        "PATCH",
-        MANAGEMENT_ROUTES.dataPipe,
-        { organizationId, serviceId, dataPipeId },
-        DataPipe,
-        body,
-        options,
-      ),
-    createReversePrivateEndpoint: (organizationId, serviceId, body, options) =>
-      call(
-        "POST",
-        MANAGEMENT_ROUTES.reversePrivateEndpoints,
-        { organizationId, serviceId },
-        ReversePrivateEndpoint,
-        body,
-        options,
-      ),
-    listBackups: (organizationId, serviceId, options) =>
-      call(
-        "GET",
-        MANAGEMENT_ROUTES.backups,
-        { organizationId, serviceId },
-        z.array(Backup),
-        undefined,
-        options,
-      ),
-  };
-}

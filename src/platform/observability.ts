@@ -1,21 +1,15 @@
 import { z } from "zod";
-import type { HttpClient } from "./http.js";
-import type { CallOptions } from "./management.js";
 
 /**
- * The observability API (seeds/observability-api.md): PUT a dashboard, GET an alert. Answers are
- * `{data}`; only the fields driftless reads are checked and the rest are kept as they came.
+ * The observability API's types (docs/platform-apis.md#observability-api): the dashboard body as the
+ * API takes it, and the answer fields driftless reads; the rest are kept as they came. The endpoints
+ * are in routes.ts.
  */
 
 /** The Authorization header value of an observability token. */
 export function bearerAuthorization(token: string): string {
   return `Bearer ${token}`;
 }
-
-export const OBSERVABILITY_ROUTES = {
-  dashboard: "/api/v2/dashboards/{id}",
-  alert: "/api/v2/alerts/{id}",
-} as const;
 
 export type Series = {
   /** `time` and `number` occur. */
@@ -67,46 +61,3 @@ export const Alert = z.looseObject({
   interval: z.string().nullish(),
 });
 export type Alert = z.infer<typeof Alert>;
-
-const envelope = <T extends z.ZodType>(data: T) => z.looseObject({ data });
-
-export type ObservabilityAnswer<T> = { result: T; requestId?: string };
-
-export interface ObservabilityClient {
-  /** Replaces the dashboard; tiles sent without an id get a new one (and lose the alerts watching them). */
-  putDashboard(
-    id: string,
-    body: PutDashboardBody,
-    options?: CallOptions,
-  ): Promise<ObservabilityAnswer<Dashboard>>;
-  getAlert(id: string, options?: CallOptions): Promise<ObservabilityAnswer<Alert>>;
-}
-
-/** The observability client over `http` (built with api "observability" and bearerAuthorization). */
-export function createObservabilityClient(http: HttpClient): ObservabilityClient {
-  return {
-    async putDashboard(id, body, options = {}) {
-      const answer = await http.request({
-        method: "PUT",
-        route: OBSERVABILITY_ROUTES.dashboard,
-        params: { id },
-        body,
-        schema: envelope(Dashboard),
-        priority: options.priority ?? "change",
-        signal: options.signal,
-      });
-      return { result: answer.data.data, ...(answer.requestId ? { requestId: answer.requestId } : {}) };
-    },
-    async getAlert(id, options = {}) {
-      const answer = await http.request({
-        method: "GET",
-        route: OBSERVABILITY_ROUTES.alert,
-        params: { id },
-        schema: envelope(Alert),
-        priority: options.priority ?? "poll",
-        signal: options.signal,
-      });
-      return { result: answer.data.data, ...(answer.requestId ? { requestId: answer.requestId } : {}) };
-    },
-  };
-}

@@ -1,14 +1,14 @@
 import { messageOf } from "../errors.js";
 import { loadSettled, type ManifestSet } from "../manifests/load.js";
-import { resourceId } from "../manifests/manifest.js";
 import { formatProblem, type Problem } from "../manifests/problem.js";
 import type { SecretSources } from "../manifests/secrets.js";
 import { mapLimited } from "../map-limited.js";
-import { planResource } from "../plan/planners.js";
+import { phaseOf, planResource } from "../plan/planners.js";
 import { READY } from "../plan/reverse-private-endpoint.js";
-import type { EndpointRef, PlanContext } from "../plan/types.js";
+import { type EndpointRef, PHASES, type PlanContext } from "../plan/types.js";
 import { member } from "../plan/values.js";
 import { type PlanView, viewOf } from "../plan/view.js";
+import { parseResourceId, resourceId } from "../resources.js";
 import type { ResourceRecord, State, StateStore } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
@@ -55,12 +55,6 @@ export type PlanReport = {
   resources: PlanView[];
 };
 
-/** Endpoints first: pipes name them and need their ids. */
-const PHASES: readonly (readonly string[])[] = [
-  ["ReversePrivateEndpoint"],
-  ["Organization", "ApiKey", "DataPipe", "Dashboard", "AlertWatch", "BackupWatch"],
-];
-
 /** Reads the manifests once more when the folder changed while it was read (a git-sync swap). */
 export type Pass = {
   set: ManifestSet;
@@ -85,7 +79,7 @@ async function startPass(deps: EngineDeps): Promise<Pass> {
 /** How a pipe sees a ReversePrivateEndpoint it names, from the state as it is now. */
 function endpointLookup(pass: Pass): (name: string) => EndpointRef {
   return (name) => {
-    const id = `ReversePrivateEndpoint/${name}`;
+    const id = resourceId({ kind: "ReversePrivateEndpoint", name });
     if (pass.invalid.has(id))
       return { state: "waiting", reason: `waits for ${id}, whose manifest is invalid` };
     if (!pass.valid.has(id)) return { state: "missing", reason: `names ${id}, which has no manifest` };
@@ -119,10 +113,8 @@ function contextOf(pass: Pass, deps: EngineDeps): Omit<PlanContext, "reassert" |
 }
 
 function invalidStatus(id: string, problems: Problem[], record: ResourceRecord | undefined): ResourceStatus {
-  const [kind = "", name = ""] = id.split(/\/(.*)/s);
   return {
-    kind,
-    name,
+    ...parseResourceId(id),
     status: "Invalid",
     message: problems.map(formatProblem).join("; "),
     ...(record?.appliedAt ? { lastAppliedAt: record.appliedAt } : {}),
@@ -143,11 +135,11 @@ export async function planPass(
   const resources: PlanView[] = [];
   for (const phase of PHASES) {
     for (const m of pass.set.manifests) {
-      if (!phase.includes(m.kind)) continue;
+      if (phaseOf(m.kind) !== phase) continue;
       const id = resourceId(m);
       const record = pass.state.resources[id];
       try {
-        const resolved = resolveDesired(m.spec as Record<string, unknown>, deps.secrets, pass.state.salt);
+        const resolved = resolveDesired(m, deps.secrets, pass.state.salt);
         const spec = resolved instanceof Promise ? await resolved : resolved;
         const context = { ...base, reassert: options.reassert ?? false, allowCreate: allow.has(id) };
         resources.push(
@@ -211,7 +203,7 @@ async function applyPass(
     deps.onResource?.({ status, sent: [] });
   }
   for (const phase of PHASES) {
-    const manifests = pass.set.manifests.filter((m) => phase.includes(m.kind));
+    const manifests = pass.set.manifests.filter((m) => phaseOf(m.kind) === phase);
     const outcomes = await mapLimited(manifests, deps.concurrency ?? 4, async (m) => {
       const held = options.hold?.(resourceId(m));
       if (held) return { status: held, sent: [] };

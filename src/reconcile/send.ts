@@ -1,95 +1,52 @@
+import { CREDENTIAL_FIELDS } from "../credentials.js";
 import { isSecret } from "../plan/secret.js";
 import type { PlannedRequest } from "../plan/types.js";
 import { isPlainObject, revealed } from "../plan/values.js";
 import type { Priority } from "../platform/budget.js";
-import { type ManagementClient, MANAGEMENT_ROUTES as ROUTES } from "../platform/management.js";
-import { OBSERVABILITY_ROUTES, type ObservabilityClient } from "../platform/observability.js";
+import type { Answer, PlatformClient } from "../platform/client.js";
+import type { Bodies, Params, RouteName } from "../platform/routes.js";
 
 /** The platform's answer to one planned request. */
-export type Sent = { result: unknown; requestId?: string };
+export type Sent = Answer<unknown>;
 
 /**
- * Sends a planned request exactly as planned (secrets revealed here and only here). Throws the clients'
- * ApiError / UnknownOutcomeError.
+ * Sends a planned request exactly as planned (secrets revealed here and only here). Throws the client's
+ * ApiError / UnknownOutcomeError, with every secret of the request masked in their messages.
  */
 export type Sender = (
   request: PlannedRequest,
   options: { priority: Priority; signal?: AbortSignal },
 ) => Promise<Sent>;
 
-export type Clients = {
-  management: Pick<
-    ManagementClient,
-    "updateOrganization" | "updateApiKey" | "updateDataPipe" | "createReversePrivateEndpoint"
-  >;
-  observability: Pick<ObservabilityClient, "putDashboard">;
-};
-
-/** A Sender over the typed API clients: each planned route goes to its client method. */
-export function createSender(clients: Clients): Sender {
+/** A Sender over the platform client: any planned route, as the route table describes it. */
+export function createSender(client: PlatformClient): Sender {
   return async (request, options) => {
+    const secrets = secretValues(request.body);
     try {
-      const answer = await route(clients, request, options);
-      return {
-        ...answer,
-        result: withoutCredentials(answer.result, secretValues(request.body).filter(Boolean)),
-      };
+      const answer = await send(client, request, options);
+      return { ...answer, result: withoutCredentials(answer.result, secrets.filter(Boolean)) };
     } catch (error) {
       // A platform may echo the request body in its error message, which then reaches the status, the
       // logs and the output: the secrets of this request are masked there.
-      throw masking(error, secretValues(request.body));
+      throw masking(error, secrets);
     }
   };
 }
 
-async function route(
-  clients: Clients,
-  request: PlannedRequest,
+function send<N extends RouteName>(
+  client: PlatformClient,
+  request: { route: N; params: Params[N]; body: Bodies[N] },
   options: { priority: Priority; signal?: AbortSignal },
 ): Promise<Sent> {
-  const p = request.params;
-  const param = (name: string) => {
-    const value = p[name];
-    if (value === undefined) throw new Error(`planned ${request.route} lacks the parameter ${name}`);
-    return value;
-  };
-  // biome-ignore lint/suspicious/noExplicitAny: the body's shape is the planner's, checked by the route's client.
-  const body = revealed(request.body) as any;
-  const { management, observability } = clients;
-  switch (request.route) {
-    case ROUTES.organization:
-      return management.updateOrganization(param("organizationId"), body, options);
-    case ROUTES.apiKey:
-      return management.updateApiKey(param("organizationId"), param("keyId"), body, options);
-    case ROUTES.dataPipe:
-      return management.updateDataPipe(
-        param("organizationId"),
-        param("serviceId"),
-        param("dataPipeId"),
-        body,
-        options,
-      );
-    case ROUTES.reversePrivateEndpoints:
-      return management.createReversePrivateEndpoint(
-        param("organizationId"),
-        param("serviceId"),
-        body,
-        options,
-      );
-    case OBSERVABILITY_ROUTES.dashboard:
-      return observability.putDashboard(param("id"), body, options);
-    default:
-      throw new Error(`no client method for ${request.method} ${request.route}`);
-  }
+  return client.call(request.route, request.params, revealed(request.body), options);
 }
 
-/** Credential fields, as PRODUCT.md names them: never kept from an answer, whoever set them. */
-const CREDENTIAL_FIELDS = new Set(["password", "secretKey", "accessKeyId", "connectionString"]);
+const CREDENTIALS = new Set<string>(CREDENTIAL_FIELDS);
 
 /**
- * An answer as the state may keep it: the seeds say results omit credentials, yet list a pipe's
- * `connectionString` (which may embed an account key), so credential fields are dropped and any value
- * equal to a secret just sent is masked.
+ * An answer as the state may keep it: results are said to omit credentials, yet a pipe's result lists
+ * `connectionString` (which may embed an account key; docs/platform-apis.md#credentials), so
+ * credential fields are dropped and any value equal to a secret just sent is masked.
  */
 function withoutCredentials(value: unknown, secrets: readonly string[]): unknown {
   if (typeof value === "string") return secrets.includes(value) ? "(secret)" : value;
@@ -97,7 +54,7 @@ function withoutCredentials(value: unknown, secrets: readonly string[]): unknown
   if (!isPlainObject(value)) return value;
   const out: Record<string, unknown> = {};
   for (const [key, child] of Object.entries(value))
-    if (!CREDENTIAL_FIELDS.has(key)) out[key] = withoutCredentials(child, secrets);
+    if (!CREDENTIALS.has(key)) out[key] = withoutCredentials(child, secrets);
   return out;
 }
 

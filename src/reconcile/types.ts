@@ -2,38 +2,14 @@
  * The contract between the reconcile engine and whatever drives it (the apply command, the daemon).
  */
 
+import type { PassResult, ResourceStatus, Trigger } from "../resources.js";
 import type { Logger } from "../telemetry/logger.js";
 
-export type ResourceStatusName = "Synced" | "Pending" | "Failed" | "Invalid" | "Unknown" | "Warning";
-
-/** One resource's outcome, as `/status`, `apply --output json` and the metrics show it. */
-export type ResourceStatus = {
-  kind: string;
-  name: string;
-  status: ResourceStatusName;
-  /** Why it is not Synced: the platform's message, a validation problem, what to do. */
-  message?: string;
-  /** The platform's request id of the failing (or last) request, when there was one. */
-  requestId?: string;
-  /** ISO-8601 time of the last successful apply. */
-  lastAppliedAt?: string;
-};
-
-export type PassResult = {
-  /** The revision the pass read (git-sync link target), when the folder is a link. */
-  revision?: string;
-  startedAt: string;
-  finishedAt: string;
-  statuses: ResourceStatus[];
-  /** Problems found in the manifests of this revision. */
-  manifestErrors: number;
-  /** True when every resource is Synced and the manifests had no problem. */
-  ok: boolean;
-};
+export type { PassResult, ResourceStatus };
 
 export type PassOptions = {
-  /** Why the pass runs, for logs: "schedule", "watch", "webhook", "retry", "cli". */
-  trigger: string;
+  /** Why the pass runs, for logs; a `retry` pass spends the budget's retry share. */
+  trigger: Trigger;
   /** Also re-send unchanged resources (healing changes made in the platform behind git's back). */
   reassert?: boolean;
   /** Aborted on shutdown: no new request starts, the pass records what it did and returns. */

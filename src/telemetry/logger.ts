@@ -1,37 +1,20 @@
 import pino, { type DestinationStream, type Logger } from "pino";
+import { CREDENTIAL_FIELDS } from "../credentials.js";
 
 export type { Logger };
 
+/** Fields that may hold a credential: the manifests' credential fields and the daemon's own. */
+const SENSITIVE = [...CREDENTIAL_FIELDS, "authorization", "token", "keySecret"];
+
 /**
- * Paths that may hold a credential anywhere in a log object. The code never logs secrets on purpose;
- * this is the second line of defence.
+ * Paths that may hold a credential anywhere in a log object, up to three levels deep. The code never
+ * logs secrets on purpose; this is the second line of defence.
  */
 const REDACT = [
-  "authorization",
-  "password",
-  "secretKey",
-  "accessKeyId",
-  "connectionString",
-  "token",
-  "keySecret",
-  "*.authorization",
+  ...["", "*.", "*.*.", "*.*.*."].flatMap((depth) => SENSITIVE.map((field) => `${depth}${field}`)),
   "*.Authorization",
-  "*.password",
-  "*.secretKey",
-  "*.accessKeyId",
-  "*.connectionString",
-  "*.token",
-  "*.keySecret",
   "headers.authorization",
   "*.headers.authorization",
-  "*.*.password",
-  "*.*.secretKey",
-  "*.*.accessKeyId",
-  "*.*.connectionString",
-  "*.*.*.password",
-  "*.*.*.secretKey",
-  "*.*.*.accessKeyId",
-  "*.*.*.connectionString",
 ];
 
 /** A JSON logger at `level` (default `info`), writing to `destination` (default stderr). */

@@ -1,13 +1,13 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, type Registry } from "prom-client";
 import { KINDS } from "../manifests/manifest.js";
+import { RESOURCE_STATUSES } from "../resources.js";
 
 /** Every manifest kind, so each has its `driftless_resources` series from the start. */
 export const RESOURCE_KINDS = KINDS;
-export const RESOURCE_STATUSES = ["Synced", "Pending", "Failed", "Invalid", "Unknown", "Warning"] as const;
 
 /**
- * Every metric driftless exports, registered once on the registry passed in. The names of PRODUCT.md
- * are fixed; label sets that are known up front are initialised to 0 so dashboards show 0, not "no data".
+ * Every metric driftless exports, registered once on the registry passed in. The names in
+ * docs/daemon.md#metrics are fixed; label sets that are known up front are initialised to 0 so dashboards show 0, not "no data".
  */
 export function createMetrics(registry: Registry, options: { defaultMetrics?: boolean } = {}) {
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: "driftless_" });

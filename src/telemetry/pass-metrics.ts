@@ -1,5 +1,5 @@
-import type { PassResult, ResourceStatus } from "../reconcile/types.js";
-import { type Metrics, RESOURCE_KINDS, RESOURCE_STATUSES } from "./metrics.js";
+import { type PassResult, RESOURCE_STATUSES, type ResourceStatus } from "../resources.js";
+import { type Metrics, RESOURCE_KINDS } from "./metrics.js";
 
 /**
  * Keeps the pass metrics equal to what the caller knows (the daemon, or the engine when it is given

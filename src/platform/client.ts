@@ -1,0 +1,64 @@
+import { z } from "zod";
+import type { Api } from "../errors.js";
+import type { Priority } from "./budget.js";
+import type { HttpClient } from "./http.js";
+import { type Answers, type Bodies, type Params, ROUTES, type RouteName } from "./routes.js";
+
+/**
+ * The platform as driftless calls it: any route of the table, by name, through the HTTP client of its
+ * API. The answer's envelope is unwrapped here: `{status, requestId, result}` on the management API,
+ * `{data}` on the observability API; only the fields the route's schema names are checked, the rest
+ * are kept as they came.
+ */
+
+/** Per call: the budget priority (default "change" for writes, "poll" for reads) and an abort signal. */
+export type CallOptions = { priority?: Priority; signal?: AbortSignal };
+
+export type Answer<T> = { result: T; requestId?: string };
+
+export interface PlatformClient {
+  /**
+   * Sends one request of the table. Throws the HTTP client's ApiError, or UnknownOutcomeError when a
+   * create may have reached the platform without an answer.
+   */
+  call<N extends RouteName>(
+    name: N,
+    params: Params[N],
+    body: Bodies[N],
+    options?: CallOptions,
+  ): Promise<Answer<Answers[N]>>;
+}
+
+/** The success body of `api` around a payload of `schema`, unwrapped to `{result, requestId?}`. */
+function envelope<T>(api: Api, schema: z.ZodType<T>): z.ZodType<Answer<T>> {
+  if (api === "observability")
+    return z.looseObject({ data: schema }).transform(({ data }) => ({ result: data }));
+  return z
+    .looseObject({ status: z.number().optional(), requestId: z.string().optional(), result: schema })
+    .transform(({ result, requestId }) => ({ result, requestId }));
+}
+
+/** The client over one HTTP client per API (each with its own credential and rate budget). */
+export function createPlatformClient(http: Readonly<Record<Api, HttpClient>>): PlatformClient {
+  async function call<N extends RouteName>(
+    name: N,
+    params: Params[N],
+    body: Bodies[N],
+    options: CallOptions = {},
+  ): Promise<Answer<Answers[N]>> {
+    const route = ROUTES[name];
+    const answer = await http[route.api].request({
+      method: route.method,
+      route: route.template,
+      params,
+      body,
+      schema: envelope(route.api, route.answer),
+      priority: options.priority ?? (route.method === "GET" ? "poll" : "change"),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    // The management envelope carries the request id; the x-request-id header does on either API.
+    const requestId = answer.data.requestId ?? answer.requestId;
+    return { result: answer.data.result, ...(requestId ? { requestId } : {}) };
+  }
+  return { call };
+}

@@ -1,0 +1,54 @@
+/**
+ * What every room says of a resource: its id, its status and the result of a pass. The engine writes
+ * them; the daemon, the commands and the metrics read them.
+ */
+
+/** `Kind/name`: how a resource is named in output, status, metrics and the state. */
+export const resourceId = (resource: { kind: string; name: string }): string =>
+  `${resource.kind}/${resource.name}`;
+
+/** The kind and name of a `Kind/name` id (names may not hold `/`, so the first one splits). */
+export function parseResourceId(id: string): { kind: string; name: string } {
+  const slash = id.indexOf("/");
+  return slash < 0 ? { kind: id, name: "" } : { kind: id.slice(0, slash), name: id.slice(slash + 1) };
+}
+
+export const RESOURCE_STATUSES = ["Synced", "Pending", "Failed", "Invalid", "Unknown", "Warning"] as const;
+export type ResourceStatusName = (typeof RESOURCE_STATUSES)[number];
+
+/** One resource's outcome, as `/status`, `apply --output json` and the metrics show it. */
+export type ResourceStatus = {
+  kind: string;
+  name: string;
+  status: ResourceStatusName;
+  /** Why it is not Synced: the platform's message, a validation problem, what to do. */
+  message?: string;
+  /** The platform's request id of the failing (or last) request, when there was one. */
+  requestId?: string;
+  /** ISO-8601 time of the last successful apply. */
+  lastAppliedAt?: string;
+};
+
+export type PassResult = {
+  /** The revision the pass read (git-sync link target), when the folder is a link. */
+  revision?: string;
+  startedAt: string;
+  finishedAt: string;
+  statuses: ResourceStatus[];
+  /** Problems found in the manifests of this revision. */
+  manifestErrors: number;
+  /** True when every resource is Synced and the manifests had no problem. */
+  ok: boolean;
+};
+
+/** Why a pass runs: the daemon's triggers, and `cli` for apply. For logs and the pass's options. */
+export type Trigger =
+  | "start"
+  | "watch"
+  | "webhook"
+  | "schedule"
+  | "reassert"
+  | "retry"
+  | "superseded"
+  | "leader"
+  | "cli";
