@@ -1,8 +1,15 @@
 import { timingSafeEqual } from "node:crypto";
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Api, ConfigError, DriftlessError } from "../errors.js";
+import { ROUTE_NAMES, ROUTES, type RouteName, type RouteOf } from "../platform/routes.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { FaultBook } from "./faults.js";
 import type { RateDecision } from "./rate-limit.js";
@@ -61,15 +68,16 @@ export type RequestContext<Caller> = {
   requestId: string | undefined;
 };
 
-export type Route<Caller> = {
-  method: string;
-  template: string;
-  handle(context: RequestContext<Caller>): Answer;
-};
+export type Handler<Caller> = (context: RequestContext<Caller>) => Answer;
 
-export type ApiServerOptions<Caller> = {
-  api: Api;
-  routes: Route<Caller>[];
+/** An API's handlers by route name: total over the API's routes, so a route of the table cannot be missed. */
+export type Handlers<A extends Api, Caller> = { [N in RouteOf<A>]: Handler<Caller> };
+
+type Route<Caller> = { method: string; template: string; handle: Handler<Caller> };
+
+export type ApiServerOptions<A extends Api, Caller> = {
+  api: A;
+  handlers: Handlers<A, Caller>;
   /** The caller an Authorization header proves, or undefined (401). */
   authenticate(authorization: string | undefined): Caller | undefined;
   /** The caller's identity for the rate limit. */
@@ -78,6 +86,7 @@ export type ApiServerOptions<Caller> = {
   errorBody(status: number, code: string, message: string, requestId: string | undefined): unknown;
   newRequestId(): string | undefined;
   faults: FaultBook;
+  /** Where each request is recorded; the oldest are dropped past MAX_RECORDED. */
   requests: RecordedRequest[];
   /** Called after a request reached the platform (whatever its answer), e.g. to save the state. */
   onHandled?(method: string): void;
@@ -85,6 +94,19 @@ export type ApiServerOptions<Caller> = {
 };
 
 const MAX_BODY_BYTES = 1_048_576;
+
+/** Requests kept for tests and demos: a long-running simulator must not keep every request forever. */
+export const MAX_RECORDED = 10_000;
+
+/** The routes of the table that `handlers` serves, with their methods and templates. */
+function routesOf<A extends Api, Caller>(api: A, handlers: Handlers<A, Caller>): Route<Caller>[] {
+  const served: Partial<Record<RouteName, Handler<Caller>>> = handlers;
+  return ROUTE_NAMES.flatMap((name) => {
+    const handle = served[name];
+    const { method, template } = ROUTES[name];
+    return ROUTES[name].api === api && handle ? [{ method, template, handle }] : [];
+  });
+}
 
 /** A path segment's value; undefined for malformed percent-encoding (the route does not match). */
 function decodeSegment(segment: string): string | undefined {
@@ -145,129 +167,49 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
   }
 }
 
+/** What a request is once read: where it goes, what it carries, and its record. */
+type Incoming<Caller> = {
+  request: IncomingMessage;
+  route: Route<Caller> | undefined;
+  params: Record<string, string>;
+  pathMatched: boolean;
+  requestId: string | undefined;
+  /** The raw body; undefined when it was larger than MAX_BODY_BYTES. */
+  text: string | undefined;
+  json: ReturnType<typeof parseJson> | undefined;
+  recorded: RecordedRequest;
+};
+
 /** Starts one API's server on host:port (0: any free port); resolves once it listens, throws ConfigError when it cannot. */
-export async function startApiServer<Caller>(options: ApiServerOptions<Caller>, host: string, port: number) {
-  const { api, faults, logger } = options;
-
-  async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const at = Date.now();
-    const method = request.method ?? "GET";
-    const path = pathOf(request.url ?? "/");
-    const { route, params, pathMatched } = match(options.routes, method, path);
-    const requestId = options.newRequestId();
-    const text = await readBody(request);
-    const json = text ? parseJson(text) : undefined;
-    const recorded: RecordedRequest = {
-      api,
-      method,
-      path,
-      route: route?.template,
-      headers: request.headers,
-      body: json?.ok ? json.value : undefined,
-      status: 0,
-      at,
-    };
-    options.requests.push(recorded);
-
-    const send = (answer: Answer) => {
-      recorded.status = answer.status;
-      logger?.debug({ api, method, route: recorded.route, status: answer.status }, "simulator answered");
-      // A string body goes out as plain text: some gateways in front of the platform answer so.
-      const text = typeof answer.body === "string";
-      const headers: Record<string, string> = {
-        "content-type": text ? "text/plain; charset=utf-8" : "application/json",
-        ...answer.headers,
-      };
-      if (requestId) headers["x-request-id"] = requestId;
-      response.writeHead(answer.status, headers);
-      if (answer.body === undefined) response.end();
-      else response.end(text ? (answer.body as string) : JSON.stringify(answer.body));
-    };
-    const error = (
-      status: number,
-      code: string,
-      message: string,
-      headers?: Record<string, string>,
-    ): Answer => ({
-      status,
-      body: options.errorBody(status, code, message, requestId),
-      headers,
-    });
-
-    /** What the platform answers (and does) when nothing gets in the way. */
-    const decide = (): Answer => {
-      if (!route) {
-        if (pathMatched) return error(405, "METHOD_NOT_ALLOWED", `${method} is not allowed on ${path}`);
-        return error(404, "NOT_FOUND", `no route ${method} ${path}`);
-      }
-      const caller = options.authenticate(request.headers.authorization);
-      if (caller === undefined) return error(401, "UNAUTHORIZED", "missing or invalid credentials");
-      const rate = options.limiter(options.callerId(caller));
-      const rateHeaders: Record<string, string> = rate
-        ? {
-            "x-ratelimit-limit": String(rate.limit),
-            "x-ratelimit-remaining": String(rate.remaining),
-            // Unix seconds, as GitHub and most APIs send it; Retry-After carries the relative wait.
-            "x-ratelimit-reset": String(Math.ceil(rate.resetAt / 1000)),
-          }
-        : {};
-      if (rate && !rate.allowed) {
-        const retryAfter = String(Math.max(1, Math.ceil((rate.resetAt - Date.now()) / 1000)));
-        return {
-          status: 429,
-          body: { error: "TOO_MANY_REQUESTS" },
-          headers: { ...rateHeaders, "retry-after": retryAfter },
-        };
-      }
-      if (text === undefined) return error(413, "PAYLOAD_TOO_LARGE", "the body is larger than 1 MiB");
-      if (text && !/^application\/json\b/i.test(request.headers["content-type"] ?? "")) {
-        return error(
-          415,
-          "UNSUPPORTED_MEDIA_TYPE",
-          "a body must be sent with Content-Type: application/json",
-        );
-      }
-      if (json && !json.ok) return error(400, "BAD_REQUEST", "the body is not valid JSON");
-      try {
-        const answer = route.handle({ params, body: recorded.body, caller, requestId });
-        return { ...answer, headers: { ...rateHeaders, ...answer.headers } };
-      } catch (thrown) {
-        if (thrown instanceof Rejection)
-          return error(thrown.status, thrown.code, thrown.message, rateHeaders);
-        logger?.error({ err: thrown, api, method, route: route.template }, "simulator handler failed");
-        return error(500, "INTERNAL_ERROR", "the simulator failed to handle the request");
-      }
-    };
-
-    const fault = faults.take(api, method, recorded.route);
-    if (fault?.kind === "latency") await sleep(fault.ms ?? 1000);
-    if (fault?.kind === "status") {
-      const status = fault.status ?? 503;
-      const body = fault.body ?? options.errorBody(status, "INJECTED_FAULT", "injected fault", requestId);
-      return send({ status, body, headers: fault.headers });
-    }
-    if (fault?.kind === "drop" || fault?.kind === "hang") {
-      // With `applied`, the platform does the work and only the answer is lost: an unknown outcome.
-      if (fault.applied) {
-        decide();
-        options.onHandled?.(method);
-      }
-      logger?.debug({ api, method, route: recorded.route, fault: fault.kind }, "simulator lost the answer");
-      if (fault.kind === "drop") request.socket.destroy();
-      return;
-    }
-    send(decide());
-    options.onHandled?.(method);
-  }
-
+export async function startApiServer<A extends Api, Caller>(
+  options: ApiServerOptions<A, Caller>,
+  host: string,
+  port: number,
+) {
+  const routes = routesOf(options.api, options.handlers);
   const server = createServer((request, response) => {
-    serve(request, response).catch((error) => {
-      logger?.error({ err: error, api }, "simulator request failed");
+    serve(options, routes, request, response).catch((error) => {
+      options.logger?.error({ err: error, api: options.api }, "simulator request failed");
       response.destroy();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    // A busy or unavailable address is a setting to change, not a crash: say which one.
+  await listen(server, options.api, host, port);
+  const address = server.address() as AddressInfo;
+  const urlHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${urlHost}:${address.port}`,
+    /** Stops listening and cuts every open connection, hanging ones included. */
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** Listens; a busy or unavailable address is a setting to change, not a crash: says which one. */
+function listen(server: Server, api: Api, host: string, port: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
     const refuse = (error: Error) =>
       reject(
         new ConfigError(`the simulated ${api} API cannot listen on ${host}:${port}: ${error.message}`, {
@@ -280,15 +222,150 @@ export async function startApiServer<Caller>(options: ApiServerOptions<Caller>, 
       resolve();
     });
   });
-  const address = server.address() as AddressInfo;
-  const urlHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+}
+
+/** One request: read and record it, let a fault get in the way, else answer what the platform decides. */
+async function serve<A extends Api, Caller>(
+  options: ApiServerOptions<A, Caller>,
+  routes: Route<Caller>[],
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<void> {
+  const incoming = await readIncoming(options, routes, request);
+  const { recorded } = incoming;
+  const fault = options.faults.take(options.api, recorded.method, recorded.route);
+  if (fault?.kind === "latency") await sleep(fault.ms ?? 1000);
+  if (fault?.kind === "status") {
+    const status = fault.status ?? 503;
+    const body =
+      fault.body ?? options.errorBody(status, "INJECTED_FAULT", "injected fault", incoming.requestId);
+    return send(options, incoming, response, { status, body, headers: fault.headers });
+  }
+  if (fault?.kind === "drop" || fault?.kind === "hang") {
+    // With `applied`, the platform does the work and only the answer is lost: an unknown outcome.
+    if (fault.applied) {
+      decide(options, incoming);
+      options.onHandled?.(recorded.method);
+    }
+    options.logger?.debug(
+      { api: options.api, method: recorded.method, route: recorded.route, fault: fault.kind },
+      "simulator lost the answer",
+    );
+    if (fault.kind === "drop") request.socket.destroy();
+    return;
+  }
+  send(options, incoming, response, decide(options, incoming));
+  options.onHandled?.(recorded.method);
+}
+
+async function readIncoming<A extends Api, Caller>(
+  options: ApiServerOptions<A, Caller>,
+  routes: Route<Caller>[],
+  request: IncomingMessage,
+): Promise<Incoming<Caller>> {
+  const at = Date.now();
+  const method = request.method ?? "GET";
+  const path = pathOf(request.url ?? "/");
+  const { route, params, pathMatched } = match(routes, method, path);
+  const requestId = options.newRequestId();
+  const text = await readBody(request);
+  const json = text ? parseJson(text) : undefined;
+  const recorded: RecordedRequest = {
+    api: options.api,
+    method,
+    path,
+    route: route?.template,
+    headers: request.headers,
+    body: json?.ok ? json.value : undefined,
+    status: 0,
+    at,
+  };
+  options.requests.push(recorded);
+  if (options.requests.length > MAX_RECORDED)
+    options.requests.splice(0, options.requests.length - MAX_RECORDED);
+  return { request, route, params, pathMatched, requestId, text, json, recorded };
+}
+
+function send<A extends Api, Caller>(
+  options: ApiServerOptions<A, Caller>,
+  incoming: Incoming<Caller>,
+  response: ServerResponse,
+  answer: Answer,
+): void {
+  const { recorded, requestId } = incoming;
+  recorded.status = answer.status;
+  options.logger?.debug(
+    { api: options.api, method: recorded.method, route: recorded.route, status: answer.status },
+    "simulator answered",
+  );
+  // A string body goes out as plain text: some gateways in front of the platform answer so.
+  const text = typeof answer.body === "string";
+  const headers: Record<string, string> = {
+    "content-type": text ? "text/plain; charset=utf-8" : "application/json",
+    ...answer.headers,
+  };
+  if (requestId) headers["x-request-id"] = requestId;
+  response.writeHead(answer.status, headers);
+  if (answer.body === undefined) response.end();
+  else response.end(text ? (answer.body as string) : JSON.stringify(answer.body));
+}
+
+/** What the platform answers (and does) when nothing gets in the way: route, auth, rate, body, handler. */
+function decide<A extends Api, Caller>(
+  options: ApiServerOptions<A, Caller>,
+  incoming: Incoming<Caller>,
+): Answer {
+  const { route, request, recorded, requestId } = incoming;
+  const error = (
+    status: number,
+    code: string,
+    message: string,
+    headers?: Record<string, string>,
+  ): Answer => ({
+    status,
+    body: options.errorBody(status, code, message, requestId),
+    ...(headers ? { headers } : {}),
+  });
+  if (!route) {
+    if (incoming.pathMatched)
+      return error(405, "METHOD_NOT_ALLOWED", `${recorded.method} is not allowed on ${recorded.path}`);
+    return error(404, "NOT_FOUND", `no route ${recorded.method} ${recorded.path}`);
+  }
+  const caller = options.authenticate(request.headers.authorization);
+  if (caller === undefined) return error(401, "UNAUTHORIZED", "missing or invalid credentials");
+  const rate = options.limiter(options.callerId(caller));
+  const rateHeaders = rate ? rateLimitHeaders(rate) : {};
+  if (rate && !rate.allowed) {
+    const retryAfter = String(Math.max(1, Math.ceil((rate.resetAt - Date.now()) / 1000)));
+    return {
+      status: 429,
+      body: { error: "TOO_MANY_REQUESTS" },
+      headers: { ...rateHeaders, "retry-after": retryAfter },
+    };
+  }
+  if (incoming.text === undefined) return error(413, "PAYLOAD_TOO_LARGE", "the body is larger than 1 MiB");
+  if (incoming.text && !/^application\/json\b/i.test(request.headers["content-type"] ?? "")) {
+    return error(415, "UNSUPPORTED_MEDIA_TYPE", "a body must be sent with Content-Type: application/json");
+  }
+  if (incoming.json && !incoming.json.ok) return error(400, "BAD_REQUEST", "the body is not valid JSON");
+  try {
+    const answer = route.handle({ params: incoming.params, body: recorded.body, caller, requestId });
+    return { ...answer, headers: { ...rateHeaders, ...answer.headers } };
+  } catch (thrown) {
+    if (thrown instanceof Rejection) return error(thrown.status, thrown.code, thrown.message, rateHeaders);
+    options.logger?.error(
+      { err: thrown, api: options.api, method: recorded.method, route: route.template },
+      "simulator handler failed",
+    );
+    return error(500, "INTERNAL_ERROR", "the simulator failed to handle the request");
+  }
+}
+
+function rateLimitHeaders(rate: RateDecision): Record<string, string> {
   return {
-    url: `http://${urlHost}:${address.port}`,
-    /** Stops listening and cuts every open connection, hanging ones included. */
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    "x-ratelimit-limit": String(rate.limit),
+    "x-ratelimit-remaining": String(rate.remaining),
+    // Unix seconds, as GitHub and most APIs send it; Retry-After carries the relative wait.
+    "x-ratelimit-reset": String(Math.ceil(rate.resetAt / 1000)),
   };
 }

@@ -6,9 +6,9 @@ import { defaultFixture } from "./default-fixture.js";
 import { createFaultBook, type Fault, seededRandom } from "./faults.js";
 import { loadFixture, parseFixture } from "./fixture.js";
 import { type RecordedRequest, startApiServer } from "./http.js";
-import { authenticateKey, managementErrorBody, managementRoutes } from "./management.js";
+import { authenticateKey, managementErrorBody, managementHandlers } from "./management.js";
 import type { ApiKey, Backup, FixtureInput, PlatformState, ReverseEndpoint } from "./model.js";
-import { authenticateToken, observabilityErrorBody, observabilityRoutes } from "./observability.js";
+import { authenticateToken, observabilityErrorBody, observabilityHandlers } from "./observability.js";
 import { loadPersisted, savePersisted } from "./persist.js";
 import { createRateLimiter, type RateLimit } from "./rate-limit.js";
 
@@ -147,10 +147,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       save();
     });
 
-  const management = await startApiServer<ApiKey>(
+  const management = await startApiServer(
     {
       api: "management",
-      routes: managementRoutes({
+      handlers: managementHandlers({
         state,
         initialEndpointStatus: () => (readyAfter <= 0 ? "Ready" : "Provisioning"),
         onEndpointCreated: (endpoint) => {
@@ -170,10 +170,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     host,
     options.managementPort ?? 0,
   );
-  const observability = await startApiServer<string>(
+  const observability = await startApiServer(
     {
       api: "observability",
-      routes: observabilityRoutes(state),
+      handlers: observabilityHandlers(state),
       authenticate: (authorization) => authenticateToken(state, authorization),
       callerId: (token) => token,
       limiter: createRateLimiter(options.rateLimit?.observability ?? DEFAULT_RATE_LIMITS.observability),

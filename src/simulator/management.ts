@@ -1,10 +1,10 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { type Answer, badRequest, notFound, Rejection, type Route, sameSecret } from "./http.js";
+import { type Answer, badRequest, type Handlers, notFound, Rejection, sameSecret } from "./http.js";
 import type { ApiKey, DataPipe, PlatformState, ReverseEndpoint } from "./model.js";
 import { EndpointCreate, KeyPatch, OrganizationPatch, PipePatch, parseBody } from "./requests.js";
 
 /**
- * The management API: the five endpoints of management-api.md over the live state, HTTP Basic auth
+ * The management API: its five endpoints over the live state, HTTP Basic auth
  * against the keys that have a secret, and the `{status, requestId, result}` envelope.
  */
 
@@ -49,7 +49,7 @@ export function publicKey(key: ApiKey) {
   return shown;
 }
 
-export function managementRoutes(deps: ManagementDeps): Route<ApiKey>[] {
+export function managementHandlers(deps: ManagementDeps): Handlers<"management", ApiKey> {
   const { state } = deps;
   const now = () => new Date().toISOString();
 
@@ -76,94 +76,71 @@ export function managementRoutes(deps: ManagementDeps): Route<ApiKey>[] {
     return found;
   };
 
-  return [
-    {
-      method: "PATCH",
-      template: "/v1/organizations/{organizationId}",
-      handle({ params, body, caller, requestId }) {
-        const org = organization(params.organizationId ?? "", caller);
-        const patch = parseBody(OrganizationPatch, body);
-        if (patch.name !== undefined) org.name = patch.name;
-        // Entries are a set keyed by id: remove first, then add (an added id replaces its old entry).
-        const removed = new Set((patch.privateEndpoints?.remove ?? []).map((e) => e.id));
-        org.privateEndpoints = org.privateEndpoints.filter((e) => !removed.has(e.id));
-        for (const entry of patch.privateEndpoints?.add ?? []) {
-          org.privateEndpoints = [...org.privateEndpoints.filter((e) => e.id !== entry.id), entry];
-        }
-        return ok(org, requestId);
-      },
+  return {
+    updateOrganization({ params, body, caller, requestId }) {
+      const org = organization(params.organizationId ?? "", caller);
+      const patch = parseBody(OrganizationPatch, body);
+      if (patch.name !== undefined) org.name = patch.name;
+      // Entries are a set keyed by id: remove first, then add (an added id replaces its old entry).
+      const removed = new Set((patch.privateEndpoints?.remove ?? []).map((e) => e.id));
+      org.privateEndpoints = org.privateEndpoints.filter((e) => !removed.has(e.id));
+      for (const entry of patch.privateEndpoints?.add ?? []) {
+        org.privateEndpoints = [...org.privateEndpoints.filter((e) => e.id !== entry.id), entry];
+      }
+      return ok(org, requestId);
     },
-    {
-      method: "PATCH",
-      template: "/v1/organizations/{organizationId}/keys/{keyId}",
-      handle({ params, body, caller, requestId }) {
-        organization(params.organizationId ?? "", caller);
-        const key = state.keys.find(
-          (k) => k.id === params.keyId && k.organizationId === params.organizationId,
-        );
-        if (!key)
-          throw notFound(`key ${params.keyId} does not exist in organization ${params.organizationId}`);
-        const patch = parseBody(KeyPatch, body);
-        if (patch.name !== undefined) key.name = patch.name;
-        if (patch.roles !== undefined) key.roles = patch.roles;
-        if (patch.expireAt !== undefined) key.expireAt = patch.expireAt || null;
-        if (patch.ipAccessList !== undefined) key.ipAccessList = patch.ipAccessList;
-        return ok(publicKey(key), requestId);
-      },
+    updateApiKey({ params, body, caller, requestId }) {
+      organization(params.organizationId ?? "", caller);
+      const key = state.keys.find((k) => k.id === params.keyId && k.organizationId === params.organizationId);
+      if (!key) throw notFound(`key ${params.keyId} does not exist in organization ${params.organizationId}`);
+      const patch = parseBody(KeyPatch, body);
+      if (patch.name !== undefined) key.name = patch.name;
+      if (patch.roles !== undefined) key.roles = patch.roles;
+      if (patch.expireAt !== undefined) key.expireAt = patch.expireAt || null;
+      if (patch.ipAccessList !== undefined) key.ipAccessList = patch.ipAccessList;
+      return ok(publicKey(key), requestId);
     },
-    {
-      method: "PATCH",
-      template: "/v1/organizations/{organizationId}/services/{serviceId}/datapipes/{dataPipeId}",
-      handle({ params, body, caller, requestId }) {
-        service(params, caller);
-        const pipe = state.pipes.find((p) => p.id === params.dataPipeId && p.serviceId === params.serviceId);
-        if (!pipe)
-          throw notFound(`data pipe ${params.dataPipeId} does not exist in service ${params.serviceId}`);
-        applyPipePatch(state, pipe, parseBody(PipePatch, body));
-        pipe.updatedAt = now();
-        return ok(pipe, requestId);
-      },
+    updateDataPipe({ params, body, caller, requestId }) {
+      service(params, caller);
+      const pipe = state.pipes.find((p) => p.id === params.dataPipeId && p.serviceId === params.serviceId);
+      if (!pipe)
+        throw notFound(`data pipe ${params.dataPipeId} does not exist in service ${params.serviceId}`);
+      applyPipePatch(state, pipe, parseBody(PipePatch, body));
+      pipe.updatedAt = now();
+      return ok(pipe, requestId);
     },
-    {
-      method: "POST",
-      template: "/v1/organizations/{organizationId}/services/{serviceId}/datapipesReversePrivateEndpoints",
-      handle({ params, body, caller, requestId }) {
-        const owner = service(params, caller);
-        const request = parseBody(EndpointCreate, body);
-        const id = randomUUID();
-        const endpointId = `vpce-${randomBytes(9).toString("hex").slice(0, 17)}`;
-        const endpoint: ReverseEndpoint = {
-          id,
-          serviceId: owner.id,
-          description: request.description ?? "",
-          type: request.type,
-          vpcEndpointServiceName: request.vpcEndpointServiceName ?? null,
-          vpcResourceConfigurationId: request.vpcResourceConfigurationId ?? null,
-          vpcResourceShareArn: request.vpcResourceShareArn ?? null,
-          mskClusterArn: request.mskClusterArn ?? null,
-          mskAuthentication: request.mskAuthentication ?? null,
-          endpointId,
-          dnsNames: [`${endpointId}.vpce-svc.eu-west-1.vpce.amazonaws.com`],
-          privateDnsNames: [`${id.slice(0, 8)}.datapipes.${owner.id.slice(0, 8)}.private.platform.internal`],
-          status: deps.initialEndpointStatus(),
-        };
-        state.endpoints.push(endpoint);
-        deps.onEndpointCreated(endpoint);
-        return ok(endpoint, requestId);
-      },
+    createReversePrivateEndpoint({ params, body, caller, requestId }) {
+      const owner = service(params, caller);
+      const request = parseBody(EndpointCreate, body);
+      const id = randomUUID();
+      const endpointId = `vpce-${randomBytes(9).toString("hex").slice(0, 17)}`;
+      const endpoint: ReverseEndpoint = {
+        id,
+        serviceId: owner.id,
+        description: request.description ?? "",
+        type: request.type,
+        vpcEndpointServiceName: request.vpcEndpointServiceName ?? null,
+        vpcResourceConfigurationId: request.vpcResourceConfigurationId ?? null,
+        vpcResourceShareArn: request.vpcResourceShareArn ?? null,
+        mskClusterArn: request.mskClusterArn ?? null,
+        mskAuthentication: request.mskAuthentication ?? null,
+        endpointId,
+        dnsNames: [`${endpointId}.vpce-svc.eu-west-1.vpce.amazonaws.com`],
+        privateDnsNames: [`${id.slice(0, 8)}.datapipes.${owner.id.slice(0, 8)}.private.platform.internal`],
+        status: deps.initialEndpointStatus(),
+      };
+      state.endpoints.push(endpoint);
+      deps.onEndpointCreated(endpoint);
+      return ok(endpoint, requestId);
     },
-    {
-      method: "GET",
-      template: "/v1/organizations/{organizationId}/services/{serviceId}/backups",
-      handle({ params, caller, requestId }) {
-        const owner = service(params, caller);
-        const backups = state.backups
-          .filter((b) => b.serviceId === owner.id)
-          .sort((a, b) => Date.parse(b.finishedAt) - Date.parse(a.finishedAt));
-        return ok(backups, requestId);
-      },
+    listBackups({ params, caller, requestId }) {
+      const owner = service(params, caller);
+      const backups = state.backups
+        .filter((b) => b.serviceId === owner.id)
+        .sort((a, b) => Date.parse(b.finishedAt) - Date.parse(a.finishedAt));
+      return ok(backups, requestId);
     },
-  ];
+  };
 }
 
 type SourceKind = keyof DataPipe["source"];

@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { notFound, type Route, sameSecret } from "./http.js";
+import { type Handlers, notFound, sameSecret } from "./http.js";
 import type { PlatformState, Tile } from "./model.js";
 import { DashboardPut, parseBody } from "./requests.js";
 
 /**
- * The observability API: the two endpoints of observability-api.md, Bearer auth against the
+ * The observability API: its two endpoints, Bearer auth against the
  * fixture's tokens, `{data: ...}` answers and `{message}` errors.
  */
 
@@ -28,41 +28,33 @@ export function newObjectId(): string {
   return `${seconds}${randomBytes(8).toString("hex")}`;
 }
 
-export function observabilityRoutes(state: PlatformState): Route<string>[] {
-  return [
-    {
-      method: "PUT",
-      template: "/api/v2/dashboards/{id}",
-      handle({ params, body }) {
-        const dashboard = state.dashboards.find((d) => d.id === params.id);
-        if (!dashboard) throw notFound(`dashboard ${params.id} does not exist`);
-        const put = parseBody(DashboardPut, body);
-        // A tile keeps its id only when the id names a tile of this dashboard, once; any other tile
-        // is new. This is how the real service churns ids, and why driftless must remember them.
-        const existing = new Set(dashboard.tiles.map((t) => t.id));
-        const tiles: Tile[] = put.tiles.map(({ id, ...tile }) => {
-          const kept = id !== undefined && existing.delete(id);
-          return { id: kept && id !== undefined ? id : newObjectId(), ...tile };
-        });
-        dashboard.name = put.name;
-        dashboard.tiles = tiles;
-        if (put.tags !== undefined) dashboard.tags = put.tags;
-        // Alerts that watched a tile that no longer exists go with it.
-        const live = new Set(tiles.map((t) => t.id));
-        // In place, so a test holding `state.alerts` sees the deletion too.
-        const kept = state.alerts.filter((a) => a.dashboard !== dashboard.id || live.has(a.tileId));
-        state.alerts.splice(0, state.alerts.length, ...kept);
-        return { status: 200, body: { data: dashboard } };
-      },
+export function observabilityHandlers(state: PlatformState): Handlers<"observability", string> {
+  return {
+    putDashboard({ params, body }) {
+      const dashboard = state.dashboards.find((d) => d.id === params.id);
+      if (!dashboard) throw notFound(`dashboard ${params.id} does not exist`);
+      const put = parseBody(DashboardPut, body);
+      // A tile keeps its id only when the id names a tile of this dashboard, once; any other tile
+      // is new. This is how the real service churns ids, and why driftless must remember them.
+      const existing = new Set(dashboard.tiles.map((t) => t.id));
+      const tiles: Tile[] = put.tiles.map(({ id, ...tile }) => {
+        const kept = id !== undefined && existing.delete(id);
+        return { id: kept && id !== undefined ? id : newObjectId(), ...tile };
+      });
+      dashboard.name = put.name;
+      dashboard.tiles = tiles;
+      if (put.tags !== undefined) dashboard.tags = put.tags;
+      // Alerts that watched a tile that no longer exists go with it.
+      const live = new Set(tiles.map((t) => t.id));
+      // In place, so a test holding `state.alerts` sees the deletion too.
+      const kept = state.alerts.filter((a) => a.dashboard !== dashboard.id || live.has(a.tileId));
+      state.alerts.splice(0, state.alerts.length, ...kept);
+      return { status: 200, body: { data: dashboard } };
     },
-    {
-      method: "GET",
-      template: "/api/v2/alerts/{id}",
-      handle({ params }) {
-        const alert = state.alerts.find((a) => a.id === params.id);
-        if (!alert) throw notFound(`alert ${params.id} does not exist`);
-        return { status: 200, body: { data: alert } };
-      },
+    getAlert({ params }) {
+      const alert = state.alerts.find((a) => a.id === params.id);
+      if (!alert) throw notFound(`alert ${params.id} does not exist`);
+      return { status: 200, body: { data: alert } };
     },
-  ];
+  };
 }
