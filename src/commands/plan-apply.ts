@@ -1,7 +1,8 @@
 import type { Config } from "../config.js";
 import { formatView, renderPlan, summarize } from "../plan/render.js";
 import type { PlanView } from "../plan/view.js";
-import { createReconciler, type EngineDeps, planPass, type ResourceOutcome } from "../reconcile/engine.js";
+import { createReconciler, planPass } from "../reconcile/engine.js";
+import type { EngineDeps, ResourceOutcome } from "../reconcile/types.js";
 import { createLogger } from "../telemetry/logger.js";
 import type { Io, OutputFormat } from "./io.js";
 import { createPlatform, createStateStore, managementKeyIdOf } from "./platform.js";

@@ -1,6 +1,5 @@
 import { FAILSAFE_SCHEMA, loadAll, Type } from "js-yaml";
-import { isKind, KIND_SCHEMAS } from "./manifest.js";
-import type { ParsedManifest } from "./parse.js";
+import { isKind, KIND_SCHEMAS, type ParsedManifest } from "./manifest.js";
 
 /**
  * The happy path, for speed: most files of a repository are valid, and js-yaml reads them an order of

@@ -8,8 +8,8 @@ import { DataPipe } from "./kinds/data-pipe.js";
 import { Organization } from "./kinds/organization.js";
 import { ReversePrivateEndpoint } from "./kinds/reverse-private-endpoint.js";
 
-/** The document schema of each kind, by kind. */
-export const KIND_SCHEMAS = {
+/** The document schema of each kind, in the order kinds are listed to users. */
+const DOCUMENTS = [
   Organization,
   ApiKey,
   DataPipe,
@@ -17,23 +17,22 @@ export const KIND_SCHEMAS = {
   Dashboard,
   AlertWatch,
   BackupWatch,
-} as const;
+] as const;
+type KindDocument = (typeof DOCUMENTS)[number];
 
-export type Kind = keyof typeof KIND_SCHEMAS;
-export const KINDS = Object.keys(KIND_SCHEMAS) as Kind[];
+export type Kind = KindDocument["shape"]["kind"]["value"];
+export const KINDS: readonly Kind[] = DOCUMENTS.map((d) => d.shape.kind.value);
+
+/** The document schema of each kind, by kind. */
+export const KIND_SCHEMAS = Object.fromEntries(DOCUMENTS.map((d) => [d.shape.kind.value, d])) as {
+  [K in Kind]: Extract<KindDocument, { shape: { kind: { value: K } } }>;
+};
+
 export const isKind = (value: unknown): value is Kind =>
   typeof value === "string" && Object.hasOwn(KIND_SCHEMAS, value);
 
 /** Any manifest document as written in YAML, told apart by `kind`. */
-export const ManifestDocument = z.discriminatedUnion("kind", [
-  Organization,
-  ApiKey,
-  DataPipe,
-  ReversePrivateEndpoint,
-  Dashboard,
-  AlertWatch,
-  BackupWatch,
-]);
+export const ManifestDocument = z.discriminatedUnion("kind", DOCUMENTS);
 export type ManifestDocument = z.infer<typeof ManifestDocument>;
 
 /** A path from the document root, like `["spec", "tiles", 2, "key"]`. */
@@ -59,6 +58,9 @@ type Loaded<D> = D extends { kind: infer K; spec: infer S }
       locate?: Locate;
     }
   : never;
+
+/** A manifest as a file's text gives it, before positions are attached (`ordinal`: its place in the file). */
+export type ParsedManifest = Pick<Manifest, "kind" | "name" | "labels" | "spec"> & { ordinal: number };
 
 /** One loaded, schema-valid manifest. Narrow on `kind` to get its typed spec. */
 export type Manifest = Loaded<ManifestDocument>;

@@ -9,7 +9,7 @@ import {
   KIND_SCHEMAS,
   KINDS,
   type Locate,
-  type Manifest,
+  type ParsedManifest,
 } from "./manifest.js";
 import { documentStart, duplicateKey, isDocument, locator, parseYaml, type YamlFile } from "./positions.js";
 import type { Problem } from "./problem.js";
@@ -28,7 +28,6 @@ export const DEFAULT_PARSE_LIMITS: ParseLimits = { maxAliases: 100, maxDepth: 32
  * A valid manifest as parsed, before positions are attached: plain data, so it can cross from a
  * worker thread. `ordinal` is its document's index among the file's non-empty documents.
  */
-export type ParsedManifest = Pick<Manifest, "kind" | "name" | "labels" | "spec"> & { ordinal: number };
 
 export type ParsedFile = { manifests: ParsedManifest[]; problems: Problem[] };
 

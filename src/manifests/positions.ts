@@ -10,8 +10,7 @@ import {
   type YAMLMap,
 } from "yaml";
 import type { Position } from "../errors.js";
-import type { FieldPath, Locate, Manifest } from "./manifest.js";
-import type { ParsedManifest } from "./parse.js";
+import type { FieldPath, Locate, Manifest, ParsedManifest } from "./manifest.js";
 
 /** A file parsed by the yaml library, which knows where every node is. */
 export type YamlFile = {

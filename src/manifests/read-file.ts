@@ -1,5 +1,6 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
-import { type ParsedManifest, type ParseLimits, parseManifestFile } from "./parse.js";
+import type { ParsedManifest } from "./manifest.js";
+import { type ParseLimits, parseManifestFile } from "./parse.js";
 import type { Problem } from "./problem.js";
 import type { FoundFile } from "./walk.js";
 

@@ -9,8 +9,8 @@ import { type ResourceStatusName, resourceId } from "../resources.js";
 import type { ResourceRecord } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import { resolveDesired } from "./desired.js";
-import type { ApplyOptions, EngineDeps, Pass, ResourceOutcome } from "./engine.js";
 import type { Sent } from "./send.js";
+import type { ApplyOptions, EngineDeps, Pass, ResourceOutcome } from "./types.js";
 
 /**
  * The reconcile pass, inner part: one resource as a straight pipeline. Resolve its secrets, plan, send,

@@ -1,7 +1,6 @@
 import { messageOf } from "../errors.js";
-import { loadSettled, type ManifestSet } from "../manifests/load.js";
+import { loadSettled } from "../manifests/load.js";
 import { formatProblem, type Problem } from "../manifests/problem.js";
-import type { SecretSources } from "../manifests/secrets.js";
 import { mapLimited } from "../map-limited.js";
 import { phaseOf, planResource } from "../plan/planners.js";
 import { READY } from "../plan/reverse-private-endpoint.js";
@@ -9,59 +8,30 @@ import { type EndpointRef, PHASES, type PlanContext } from "../plan/types.js";
 import { member } from "../plan/values.js";
 import { type PlanView, viewOf } from "../plan/view.js";
 import { parseResourceId, resourceId } from "../resources.js";
-import type { ResourceRecord, State, StateStore } from "../state/store.js";
-import type { Logger } from "../telemetry/logger.js";
-import type { Metrics } from "../telemetry/metrics.js";
+import type { ResourceRecord } from "../state/store.js";
 import { PassMetrics } from "../telemetry/pass-metrics.js";
 import { applyResource } from "./apply-resource.js";
 import { resolveDesired } from "./desired.js";
-import type { Sender } from "./send.js";
-import type { PassOptions, PassResult, Reconciler, ResourceStatus } from "./types.js";
+import type {
+  ApplyOptions,
+  EngineDeps,
+  Pass,
+  PassResult,
+  Reconciler,
+  ResourceOutcome,
+  ResourceStatus,
+} from "./types.js";
 
 /**
  * The reconcile pass, outer part: loading, ordering, the context planners see, status and metrics.
  * The inner part, per resource, is apply-resource.ts.
  */
 
-export type EngineDeps = {
-  /** The manifests folder (a plain folder or a git-sync link). */
-  manifests: string;
-  store: StateStore;
-  /** Needed by apply; plan never sends. */
-  send?: Sender;
-  secrets: SecretSources;
-  logger: Logger;
-  /** When given, the pass records its metrics (leave it out when the caller records PassResult itself). */
-  metrics?: Metrics;
-  /** The key id driftless authenticates with, for the lock-out guard; read at each pass. */
-  managementKeyId?: () => string | undefined;
-  /** Resources handled at once within a phase; default 4. */
-  concurrency?: number;
-  /** Called as each resource finishes (progress output). */
-  onResource?: (result: ResourceOutcome) => void;
-  now?: () => Date;
-};
-
-/** The options of an apply pass (kept as a name of its own for the commands). */
-export type ApplyOptions = PassOptions;
-
-/** One resource after a pass: its status and the requests that were sent for it. */
-export type ResourceOutcome = { status: ResourceStatus; sent: PlanView[] };
-
 /** What `plan` shows: per resource, the first request an apply would send (or why none). */
 export type PlanReport = {
   revision?: string;
   problems: Problem[];
   resources: PlanView[];
-};
-
-/** Reads the manifests once more when the folder changed while it was read (a git-sync swap). */
-export type Pass = {
-  set: ManifestSet;
-  state: State;
-  invalid: Map<string, Problem[]>;
-  valid: Set<string>;
-  startedAt: Date;
 };
 
 async function startPass(deps: EngineDeps): Promise<Pass> {

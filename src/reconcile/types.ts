@@ -2,8 +2,15 @@
  * The contract between the reconcile engine and whatever drives it (the apply command, the daemon).
  */
 
+import type { ManifestSet } from "../manifests/load.js";
+import type { Problem } from "../manifests/problem.js";
+import type { SecretSources } from "../manifests/secrets.js";
+import type { PlanView } from "../plan/view.js";
 import type { PassResult, ResourceStatus, Trigger } from "../resources.js";
+import type { State, StateStore } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
+import type { Metrics } from "../telemetry/metrics.js";
+import type { Sender } from "./send.js";
 
 export type { PassResult, ResourceStatus };
 
@@ -32,3 +39,37 @@ export interface Reconciler {
   /** One level-based pass: re-reads the manifests and the state, sends what differs, saves the state. */
   pass(options: PassOptions): Promise<PassResult>;
 }
+
+export type EngineDeps = {
+  /** The manifests folder (a plain folder or a git-sync link). */
+  manifests: string;
+  store: StateStore;
+  /** Needed by apply; plan never sends. */
+  send?: Sender;
+  secrets: SecretSources;
+  logger: Logger;
+  /** When given, the pass records its metrics (leave it out when the caller records PassResult itself). */
+  metrics?: Metrics;
+  /** The key id driftless authenticates with, for the lock-out guard; read at each pass. */
+  managementKeyId?: () => string | undefined;
+  /** Resources handled at once within a phase; default 4. */
+  concurrency?: number;
+  /** Called as each resource finishes (progress output). */
+  onResource?: (result: ResourceOutcome) => void;
+  now?: () => Date;
+};
+
+/** The options of an apply pass (kept as a name of its own for the commands). */
+export type ApplyOptions = PassOptions;
+
+/** One resource after a pass: its status and the requests that were sent for it. */
+export type ResourceOutcome = { status: ResourceStatus; sent: PlanView[] };
+
+/** One pass as it goes: the manifests and state it read, which resources are valid, when it started. */
+export type Pass = {
+  set: ManifestSet;
+  state: State;
+  invalid: Map<string, Problem[]>;
+  valid: Set<string>;
+  startedAt: Date;
+};

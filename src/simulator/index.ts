@@ -7,7 +7,7 @@ import { createFaultBook, type Fault, seededRandom } from "./faults.js";
 import { loadFixture, parseFixture } from "./fixture.js";
 import { type RecordedRequest, startApiServer } from "./http.js";
 import { authenticateKey, managementErrorBody, managementHandlers } from "./management.js";
-import type { ApiKey, Backup, FixtureInput, PlatformState, ReverseEndpoint } from "./model.js";
+import type { Backup, FixtureInput, PlatformState, ReverseEndpoint } from "./model.js";
 import { authenticateToken, observabilityErrorBody, observabilityHandlers } from "./observability.js";
 import { loadPersisted, savePersisted } from "./persist.js";
 import { createRateLimiter, type RateLimit } from "./rate-limit.js";

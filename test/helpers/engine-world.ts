@@ -4,13 +4,8 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { createPlatform, type PlatformDeps } from "../../src/commands/platform.js";
 import { Config } from "../../src/config.js";
-import {
-  type ApplyOptions,
-  createReconciler,
-  type PlanReport,
-  planPass,
-} from "../../src/reconcile/engine.js";
-import type { PassResult } from "../../src/reconcile/types.js";
+import { createReconciler, type PlanReport, planPass } from "../../src/reconcile/engine.js";
+import type { ApplyOptions, PassResult } from "../../src/reconcile/types.js";
 import type { SimulatorOptions } from "../../src/simulator/index.js";
 import {
   defaultIds,
