@@ -1,5 +1,12 @@
 import { resourceId } from "../resources.js";
-import { type FieldPath, formatPath, type Manifest, type ManifestOf, positionOf } from "./manifest.js";
+import {
+  type FieldPath,
+  formatPath,
+  type Kind,
+  type Manifest,
+  type ManifestOf,
+  positionOf,
+} from "./manifest.js";
 import type { Problem } from "./problem.js";
 
 /**
@@ -9,97 +16,133 @@ import type { Problem } from "./problem.js";
  * kept, a later duplicate and a manifest with a broken reference are dropped (each with a problem).
  */
 export function checkReferences(manifests: Manifest[]): { manifests: Manifest[]; problems: Problem[] } {
-  const problems: Problem[] = [];
-  const dropped = new Set<Manifest>();
-  const report = (m: Manifest, path: FieldPath, message: string, key = false) => {
-    problems.push({
-      ...positionOf(m, path, { key }),
+  const check = new Check();
+  uniqueNames(manifests, check);
+  oneManifestPerObject(manifests, check);
+  const endpoints = byName(manifests, "ReversePrivateEndpoint", check);
+  const dashboards = byName(manifests, "Dashboard", check);
+  for (const m of manifests) {
+    if (m.kind === "DataPipe") pipeEndpoints(m, endpoints, check);
+    if (m.kind === "AlertWatch") alertDashboard(m, dashboards, check);
+  }
+  oneDashboardPerTile(dashboards, check);
+  return { manifests: manifests.filter((m) => !check.dropped.has(m)), problems: check.problems };
+}
+
+/** The problems found so far, and the manifests they drop. */
+class Check {
+  readonly problems: Problem[] = [];
+  readonly dropped = new Set<Manifest>();
+
+  report(m: Manifest, path: FieldPath, message: string): void {
+    this.problems.push({
+      ...positionOf(m, path),
       resource: resourceId(m),
       field: path.length ? formatPath(path) : undefined,
       message,
     });
-    dropped.add(m);
-  };
-
-  // Names unique per kind: the name is the resource's identity in state and status.
-  const byName = new Map<string, Manifest>();
-  for (const m of manifests) {
-    const first = byName.get(resourceId(m));
-    if (first) report(m, ["metadata", "name"], `the name is already used by ${where(first)}`);
-    else byName.set(resourceId(m), m);
+    this.dropped.add(m);
   }
+}
 
-  // One API object, one manifest: two would fight over it on every pass.
-  const byObject = new Map<string, Manifest>();
+/** Names unique per kind: the name is the resource's identity in state and status. */
+function uniqueNames(manifests: readonly Manifest[], check: Check): void {
+  const seen = new Map<string, Manifest>();
   for (const m of manifests) {
-    if (dropped.has(m)) continue;
+    const first = seen.get(resourceId(m));
+    if (first) check.report(m, ["metadata", "name"], `the name is already used by ${where(first)}`);
+    else seen.set(resourceId(m), m);
+  }
+}
+
+/** One API object, one manifest: two would fight over it on every pass. */
+function oneManifestPerObject(manifests: readonly Manifest[], check: Check): void {
+  const owners = new Map<string, Manifest>();
+  for (const m of manifests) {
+    if (check.dropped.has(m)) continue;
     for (const { key, path } of addresses(m)) {
-      const first = byObject.get(key);
+      const first = owners.get(key);
       if (first && first !== m) {
-        report(m, path, `addresses the same API object as ${resourceId(first)} (${where(first)})`);
+        check.report(m, path, `addresses the same API object as ${resourceId(first)} (${where(first)})`);
         break;
       }
-      byObject.set(key, m);
+      owners.set(key, m);
     }
   }
+}
 
-  const endpoints = new Map<string, ManifestOf<"ReversePrivateEndpoint">>();
-  const dashboards = new Map<string, ManifestOf<"Dashboard">>();
-  for (const m of manifests) {
-    if (m.kind === "ReversePrivateEndpoint" && !dropped.has(m)) endpoints.set(m.name, m);
-    if (m.kind === "Dashboard" && !dropped.has(m)) dashboards.set(m.name, m);
-  }
+/** The manifests of `kind` still valid, by name. */
+function byName<K extends Kind>(
+  manifests: readonly Manifest[],
+  kind: K,
+  check: Check,
+): Map<string, ManifestOf<K>> {
+  const found = new Map<string, ManifestOf<K>>();
+  for (const m of manifests) if (isOfKind(m, kind) && !check.dropped.has(m)) found.set(m.name, m);
+  return found;
+}
 
-  for (const m of manifests) {
-    if (m.kind === "DataPipe") {
-      const names = m.spec.source.kafka?.reversePrivateEndpoints ?? [];
-      names.forEach((name, index) => {
-        const path = ["spec", "source", "kafka", "reversePrivateEndpoints", index];
-        const endpoint = endpoints.get(name);
-        if (!endpoint) {
-          report(m, path, `no ReversePrivateEndpoint named ${name}`);
-          return;
-        }
-        const { organizationId, serviceId } = m.spec;
-        if (endpoint.spec.organizationId !== organizationId || endpoint.spec.serviceId !== serviceId) {
-          report(
-            m,
-            path,
-            `ReversePrivateEndpoint/${name} belongs to another organization or service than this pipe`,
-          );
-        }
-      });
+const isOfKind = <K extends Kind>(m: Manifest, kind: K): m is ManifestOf<K> => m.kind === kind;
+
+/** The endpoints a pipe names exist, in the pipe's organization and service. */
+function pipeEndpoints(
+  m: ManifestOf<"DataPipe">,
+  endpoints: ReadonlyMap<string, ManifestOf<"ReversePrivateEndpoint">>,
+  check: Check,
+): void {
+  const names = m.spec.source.kafka?.reversePrivateEndpoints ?? [];
+  names.forEach((name, index) => {
+    const path = ["spec", "source", "kafka", "reversePrivateEndpoints", index];
+    const endpoint = endpoints.get(name);
+    if (!endpoint) {
+      check.report(m, path, `no ReversePrivateEndpoint named ${name}`);
+      return;
     }
-    if (m.kind === "AlertWatch" && m.spec.dashboard !== undefined) {
-      const dashboard = dashboards.get(m.spec.dashboard);
-      if (!dashboard) {
-        report(m, ["spec", "dashboard"], `no Dashboard named ${m.spec.dashboard}`);
-        continue;
-      }
-      const tile = m.spec.tile;
-      if (tile !== undefined && !dashboard.spec.tiles.some((t) => t.key === tile)) {
-        report(m, ["spec", "tile"], `Dashboard/${dashboard.name} has no tile with key ${tile}`);
-      }
+    const { organizationId, serviceId } = m.spec;
+    if (endpoint.spec.organizationId !== organizationId || endpoint.spec.serviceId !== serviceId) {
+      check.report(
+        m,
+        path,
+        `${resourceId(endpoint)} belongs to another organization or service than this pipe`,
+      );
     }
-  }
+  });
+}
 
-  // Tile ids are API objects too: one tile adopted by two dashboards would be moved back and forth.
-  const tileOwners = new Map<string, ManifestOf<"Dashboard">>();
+/** The dashboard and tile an alert watch names exist. */
+function alertDashboard(
+  m: ManifestOf<"AlertWatch">,
+  dashboards: ReadonlyMap<string, ManifestOf<"Dashboard">>,
+  check: Check,
+): void {
+  if (m.spec.dashboard === undefined) return;
+  const dashboard = dashboards.get(m.spec.dashboard);
+  if (!dashboard) {
+    check.report(m, ["spec", "dashboard"], `no Dashboard named ${m.spec.dashboard}`);
+    return;
+  }
+  const tile = m.spec.tile;
+  if (tile !== undefined && !dashboard.spec.tiles.some((t) => t.key === tile)) {
+    check.report(m, ["spec", "tile"], `${resourceId(dashboard)} has no tile with key ${tile}`);
+  }
+}
+
+/** Tile ids are API objects too: one tile adopted by two dashboards would be moved back and forth. */
+function oneDashboardPerTile(dashboards: ReadonlyMap<string, ManifestOf<"Dashboard">>, check: Check): void {
+  const owners = new Map<string, ManifestOf<"Dashboard">>();
   for (const dashboard of dashboards.values()) {
     dashboard.spec.tiles.forEach((tile, index) => {
       if (tile.id === undefined) return;
-      const first = tileOwners.get(tile.id);
+      const first = owners.get(tile.id);
       if (first && first !== dashboard) {
-        report(
+        check.report(
           dashboard,
           ["spec", "tiles", index, "id"],
           `tile ${tile.id} is already adopted by ${resourceId(first)}`,
         );
-      } else tileOwners.set(tile.id, dashboard);
+      } else owners.set(tile.id, dashboard);
     });
   }
-
-  return { manifests: manifests.filter((m) => !dropped.has(m)), problems };
 }
 
 const where = (m: Manifest) => `${m.position.file}:${m.position.line}`;
