@@ -1,6 +1,7 @@
 import { lstat, readlink, realpath } from "node:fs/promises";
 import { basename, dirname, isAbsolute, resolve, sep } from "node:path";
 import { type FSWatcher, watch } from "chokidar";
+import { isManifestName } from "../manifests/walk.js";
 import type { Logger } from "../telemetry/logger.js";
 
 export type SourceChange = {
@@ -47,7 +48,6 @@ const isHidden = (path: string, root: string) =>
     .slice(root.length)
     .split(sep)
     .some((segment) => segment.startsWith("."));
-const isManifest = (path: string) => path.endsWith(".yaml") || path.endsWith(".yml");
 
 /**
  * Calls `onChange` when the manifests may have changed, and resolves once watching.
@@ -107,7 +107,7 @@ async function watchTree(root: string, onChange: (change: SourceChange) => void)
     ignored: (path) => path !== root && isHidden(path, root),
   });
   watcher.on("all", (event, path) => {
-    if (event === "addDir" || event === "unlinkDir" || isManifest(path)) onChange({ path });
+    if (event === "addDir" || event === "unlinkDir" || isManifestName(path)) onChange({ path });
   });
   await ready(watcher);
   return watcher;

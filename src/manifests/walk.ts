@@ -13,7 +13,8 @@ export type Walk = {
   vanished: boolean;
 };
 
-const isManifestName = (name: string) => name.endsWith(".yaml") || name.endsWith(".yml");
+/** Whether a file name is a manifest file's: `*.yaml` or `*.yml`. */
+export const isManifestName = (name: string) => name.endsWith(".yaml") || name.endsWith(".yml");
 const toPosix = (path: string) => path.split(sep).join("/");
 const isInside = (root: string, path: string) => path === root || path.startsWith(root + sep);
 const NOT_A_FILE = "not a regular file: not read";
