@@ -86,17 +86,15 @@ export type ApiServerOptions<A extends Api, Caller> = {
   errorBody(status: number, code: string, message: string, requestId: string | undefined): unknown;
   newRequestId(): string | undefined;
   faults: FaultBook;
-  /** Where each request is recorded; the oldest are dropped past MAX_RECORDED. */
+  /** Where each request is recorded; the oldest are dropped past `recordLimit`. */
   requests: RecordedRequest[];
+  recordLimit: number;
   /** Called after a request reached the platform (whatever its answer), e.g. to save the state. */
   onHandled?(method: string): void;
   logger: Logger | undefined;
 };
 
 const MAX_BODY_BYTES = 1_048_576;
-
-/** Requests kept for tests and demos: a long-running simulator must not keep every request forever. */
-export const MAX_RECORDED = 10_000;
 
 /** The routes of the table that `handlers` serves, with their methods and templates. */
 function routesOf<A extends Api, Caller>(api: A, handlers: Handlers<A, Caller>): Route<Caller>[] {
@@ -281,8 +279,8 @@ async function readIncoming<A extends Api, Caller>(
     at,
   };
   options.requests.push(recorded);
-  if (options.requests.length > MAX_RECORDED)
-    options.requests.splice(0, options.requests.length - MAX_RECORDED);
+  const excess = options.requests.length - options.recordLimit;
+  if (excess > 0) options.requests.splice(0, excess);
   return { request, route, params, pathMatched, requestId, text, json, recorded };
 }
 

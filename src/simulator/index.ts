@@ -56,6 +56,8 @@ export type SimulatorOptions = {
   stateFile?: string;
   /** Receives one debug line per request (never headers or bodies) and handler failures. */
   logger?: Logger;
+  /** How many of the newest requests `requests` keeps; default 10,000. */
+  recordLimit?: number;
 };
 
 export type Simulator = {
@@ -63,7 +65,7 @@ export type Simulator = {
   observabilityUrl: string;
   /** The first management key with a secret and the first observability token of the fixture. */
   credentials: { managementKeyId: string; managementKeySecret: string; observabilityToken: string };
-  /** Every request in arrival order, both APIs; cleared in place by clearRequests(). */
+  /** The newest requests (up to `recordLimit`) in arrival order, both APIs; cleared in place by clearRequests(). */
   requests: RecordedRequest[];
   clearRequests(): void;
   inject(fault: Fault): void;
@@ -79,6 +81,8 @@ export type Simulator = {
 };
 
 const DEFAULT_BACKUP_EVERY_MS = 8 * 3_600_000;
+/** A long-running simulator must not keep every request forever. */
+const DEFAULT_RECORD_LIMIT = 10_000;
 
 export const DEFAULT_RATE_LIMITS = {
   management: { requests: 10, windowMs: 10_000 },
@@ -96,65 +100,28 @@ function initialState({ fixture, stateFile }: SimulatorOptions): PlatformState {
 /** Starts both APIs; throws ConfigError for a bad fixture or an address it cannot listen on. */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const host = options.host ?? "127.0.0.1";
-  const state = initialState(options);
-  let closed = false;
-  const save = () => {
-    // After close, a request that was still waiting out a latency fault must not write a stale file.
-    if (!options.stateFile || closed) return;
-    try {
-      savePersisted(options.stateFile, state);
-    } catch (error) {
-      // The platform answered already; a state file that cannot be written only costs the next run.
-      options.logger?.error({ err: error, file: options.stateFile }, "simulator cannot save its state");
-    }
-  };
-  const saveAfter = (method: string) => {
-    if (method !== "GET") save();
-  };
-  const unknownAlert = options.alertScript?.find((step) => !state.alerts.some((a) => a.id === step.alertId));
-  if (unknownAlert) {
-    throw new ConfigError(
-      `the alert script names alert ${unknownAlert.alertId}, which the fixture does not have`,
-    );
-  }
+  const world = createWorld(options);
+  checkAlertScript(world.state, options.alertScript);
   const requests: RecordedRequest[] = [];
   const faults = createFaultBook(seededRandom(options.seed ?? 1));
-  const timers = new Set<NodeJS.Timeout>();
-  const later = (ms: number, run: () => void, every = false) => {
-    const timer = every ? setInterval(run, ms) : setTimeout(run, ms);
-    timer.unref();
-    timers.add(timer);
+  const shared = {
+    faults,
+    requests,
+    recordLimit: options.recordLimit ?? DEFAULT_RECORD_LIMIT,
+    onHandled: (method: string) => {
+      if (method !== "GET") world.save();
+    },
+    logger: options.logger,
   };
-  const readyAfter = options.endpointReadyAfterMs ?? 5000;
-
-  const setAlertState = (alertId: string, value: string) => {
-    const alert = state.alerts.find((a) => a.id === alertId);
-    if (!alert) throw new ConfigError(`the simulator has no alert ${alertId}`);
-    alert.state = value;
-    alert.updatedAt = new Date().toISOString();
-    save();
-  };
-
-  const addBackup = (serviceId: string, finishedAt = new Date()): Backup => {
-    const backup = newBackup(serviceId, finishedAt);
-    state.backups.unshift(backup);
-    save();
-    return backup;
-  };
-  const becomeReady = (endpoint: ReverseEndpoint) =>
-    later(readyAfter, () => {
-      endpoint.status = "Ready";
-      save();
-    });
-
+  const { state } = world;
   const management = await startApiServer(
     {
       api: "management",
       handlers: managementHandlers({
         state,
-        initialEndpointStatus: () => (readyAfter <= 0 ? "Ready" : "Provisioning"),
+        initialEndpointStatus: () => (world.readyAfterMs <= 0 ? "Ready" : "Provisioning"),
         onEndpointCreated: (endpoint) => {
-          if (readyAfter > 0) becomeReady(endpoint);
+          if (world.readyAfterMs > 0) world.becomeReady(endpoint);
         },
       }),
       authenticate: (authorization) => authenticateKey(state, authorization),
@@ -162,10 +129,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       limiter: createRateLimiter(options.rateLimit?.management ?? DEFAULT_RATE_LIMITS.management),
       errorBody: managementErrorBody,
       newRequestId: randomUUID,
-      faults,
-      requests,
-      onHandled: saveAfter,
-      logger: options.logger,
+      ...shared,
     },
     host,
     options.managementPort ?? 0,
@@ -179,10 +143,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       limiter: createRateLimiter(options.rateLimit?.observability ?? DEFAULT_RATE_LIMITS.observability),
       errorBody: observabilityErrorBody,
       newRequestId: () => undefined,
-      faults,
-      requests,
-      onHandled: saveAfter,
-      logger: options.logger,
+      ...shared,
     },
     host,
     options.observabilityPort ?? 0,
@@ -190,27 +151,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     await management.close();
     throw error;
   });
-
-  for (const step of options.alertScript ?? []) {
-    // A dashboard PUT may have deleted the alert by then; a script step for it is then moot.
-    later(step.afterMs, () => {
-      if (state.alerts.some((a) => a.id === step.alertId)) setAlertState(step.alertId, step.state);
-    });
-  }
-  // Endpoints a saved state left provisioning get there in this run.
-  for (const endpoint of state.endpoints) if (endpoint.status !== "Ready") becomeReady(endpoint);
-  const backupEvery = options.backupEveryMs ?? DEFAULT_BACKUP_EVERY_MS;
-  if (backupEvery > 0) {
-    // A saved platform kept backing up while no simulator ran it; a watch must not find it stale.
-    if (options.stateFile) state.backups.unshift(...missedBackups(state.backups, backupEvery, Date.now()));
-    later(
-      backupEvery,
-      () => {
-        for (const service of state.services) addBackup(service.id);
-      },
-      true,
-    );
-  }
+  scheduleEvents(world, options);
 
   const key = state.keys.find((k) => k.secret);
   return {
@@ -228,13 +169,96 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     inject: (fault) => faults.inject(fault),
     clearFaults: () => faults.clear(),
     state,
-    addBackup,
-    setAlertState,
+    addBackup: world.addBackup,
+    setAlertState: world.setAlertState,
     close: async () => {
-      for (const timer of timers) clearTimeout(timer);
-      timers.clear();
-      closed = true;
+      world.close();
       await Promise.all([management.close(), observability.close()]);
     },
   };
+}
+
+/** The live platform and what changes it over time: saving, timers, endpoints, backups, alert states. */
+function createWorld(options: SimulatorOptions) {
+  const state = initialState(options);
+  let closed = false;
+  const save = () => {
+    // After close, a request that was still waiting out a latency fault must not write a stale file.
+    if (!options.stateFile || closed) return;
+    try {
+      savePersisted(options.stateFile, state);
+    } catch (error) {
+      // The platform answered already; a state file that cannot be written only costs the next run.
+      options.logger?.error({ err: error, file: options.stateFile }, "simulator cannot save its state");
+    }
+  };
+  const timers = new Set<NodeJS.Timeout>();
+  const later = (ms: number, run: () => void, every = false) => {
+    const timer = every ? setInterval(run, ms) : setTimeout(run, ms);
+    timer.unref();
+    timers.add(timer);
+  };
+  const readyAfterMs = options.endpointReadyAfterMs ?? 5000;
+  return {
+    state,
+    save,
+    later,
+    readyAfterMs,
+    setAlertState(alertId: string, value: string) {
+      const alert = state.alerts.find((a) => a.id === alertId);
+      if (!alert) throw new ConfigError(`the simulator has no alert ${alertId}`);
+      alert.state = value;
+      alert.updatedAt = new Date().toISOString();
+      save();
+    },
+    addBackup(serviceId: string, finishedAt = new Date()): Backup {
+      const backup = newBackup(serviceId, finishedAt);
+      state.backups.unshift(backup);
+      save();
+      return backup;
+    },
+    becomeReady(endpoint: ReverseEndpoint) {
+      later(readyAfterMs, () => {
+        endpoint.status = "Ready";
+        save();
+      });
+    },
+    close() {
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      closed = true;
+    },
+  };
+}
+type World = ReturnType<typeof createWorld>;
+
+function checkAlertScript(state: PlatformState, script: readonly AlertStep[] = []): void {
+  const unknown = script.find((step) => !state.alerts.some((a) => a.id === step.alertId));
+  if (unknown) {
+    throw new ConfigError(`the alert script names alert ${unknown.alertId}, which the fixture does not have`);
+  }
+}
+
+/** The alert script, endpoints left provisioning by a saved state, and the backup schedule. */
+function scheduleEvents(world: World, options: SimulatorOptions): void {
+  const { state } = world;
+  for (const step of options.alertScript ?? []) {
+    // A dashboard PUT may have deleted the alert by then; a script step for it is then moot.
+    world.later(step.afterMs, () => {
+      if (state.alerts.some((a) => a.id === step.alertId)) world.setAlertState(step.alertId, step.state);
+    });
+  }
+  // Endpoints a saved state left provisioning get there in this run.
+  for (const endpoint of state.endpoints) if (endpoint.status !== "Ready") world.becomeReady(endpoint);
+  const backupEvery = options.backupEveryMs ?? DEFAULT_BACKUP_EVERY_MS;
+  if (backupEvery <= 0) return;
+  // A saved platform kept backing up while no simulator ran it; a watch must not find it stale.
+  if (options.stateFile) state.backups.unshift(...missedBackups(state.backups, backupEvery, Date.now()));
+  world.later(
+    backupEvery,
+    () => {
+      for (const service of state.services) world.addBackup(service.id);
+    },
+    true,
+  );
 }
