@@ -146,7 +146,8 @@ export const DataPipe = z.looseObject({
 export type DataPipe = z.infer<typeof DataPipe>;
 
 export const ReversePrivateEndpoint = z.looseObject({
-  id: z.string(),
+  /** Recorded as the endpoint's identity: an answer without a usable id leaves the create's outcome unknown. */
+  id: z.string().min(1),
   description: z.string().nullish(),
   type: z.string().nullish(),
   endpointId: z.string().nullish(),
