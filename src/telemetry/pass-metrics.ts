@@ -1,5 +1,9 @@
+import { isKind } from "../manifests/manifest.js";
 import { type PassResult, RESOURCE_STATUSES, type ResourceStatus } from "../resources.js";
 import { type Metrics, RESOURCE_KINDS } from "./metrics.js";
+
+/** The `kind` label of resources whose manifest names no known kind. */
+const INVALID_KIND = "Invalid";
 
 /**
  * Keeps the pass metrics equal to what the caller knows (the daemon, or the engine when it is given
@@ -38,8 +42,11 @@ export class PassMetrics {
   /** Sets `driftless_resources` from every resource's status; kinds and statuses not seen are 0. */
   recordStatuses(statuses: readonly ResourceStatus[]): void {
     const counts = new Map<string, number>();
-    for (const s of statuses)
-      counts.set(`${s.kind}\u0000${s.status}`, (counts.get(`${s.kind}\u0000${s.status}`) ?? 0) + 1);
+    for (const s of statuses) {
+      // A kind label comes from the manifest's text: an unknown kind would make a series per typo.
+      const kind = isKind(s.kind) ? s.kind : INVALID_KIND;
+      counts.set(`${kind}\u0000${s.status}`, (counts.get(`${kind}\u0000${s.status}`) ?? 0) + 1);
+    }
     const known = new Set<string>();
     for (const kind of RESOURCE_KINDS) {
       for (const status of RESOURCE_STATUSES) {

@@ -1,0 +1,27 @@
+import { Registry } from "prom-client";
+import { expect, it } from "vitest";
+import type { ResourceStatus } from "../src/resources.js";
+import { createMetrics } from "../src/telemetry/metrics.js";
+import { PassMetrics } from "../src/telemetry/pass-metrics.js";
+
+it('counts manifests of unknown kinds under one kind="Invalid" series, not one series per typo', async () => {
+  const registry = new Registry();
+  const passMetrics = new PassMetrics(createMetrics(registry, { defaultMetrics: false }));
+  const invalid = (kind: string): ResourceStatus => ({ kind, name: "x", status: "Invalid" });
+
+  passMetrics.recordStatuses([invalid("Dashbord"), invalid("Organisation"), invalid("x".repeat(500))]);
+
+  const text = await registry.metrics();
+  const resources = text.split("\n").filter((line) => line.startsWith("driftless_resources{"));
+  expect(resources.filter((line) => /Dashbord|Organisation|xxxx/.test(line))).toEqual([]);
+  expect(resources).toContain('driftless_resources{kind="Invalid",status="Invalid"} 3');
+});
+
+it("keeps a known kind's Invalid manifests under their own kind", async () => {
+  const registry = new Registry();
+  const passMetrics = new PassMetrics(createMetrics(registry, { defaultMetrics: false }));
+
+  passMetrics.recordStatuses([{ kind: "Dashboard", name: "x", status: "Invalid" }]);
+
+  expect(await registry.metrics()).toContain('driftless_resources{kind="Dashboard",status="Invalid"} 1');
+});
