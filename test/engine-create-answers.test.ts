@@ -43,3 +43,27 @@ for (const [what, id] of [
     expect((await world.state()).resources["ReversePrivateEndpoint/orders-msk"]?.serverId).toBeUndefined();
   });
 }
+
+it("says so when the create's intent cannot be cleared after a refused POST, instead of swallowing the error", async () => {
+  world = await startEngineWorld();
+  await world.write("e.yaml", endpoint);
+  world.sim.inject({ api: "management", method: "POST", route: ROUTE, kind: "status", status: 400 });
+  let saves = 0;
+
+  const result = await world.apply(
+    {},
+    {
+      store: (store) => ({
+        load: () => store.load(),
+        // Save 1 writes the intent; save 2, clearing it after the 400, fails.
+        save: (state) => (++saves === 2 ? Promise.reject(new Error("disk full")) : store.save(state)),
+        close: () => store.close(),
+      }),
+    },
+  );
+
+  const status = result.statuses.find((s) => s.kind === "ReversePrivateEndpoint");
+  expect(status?.status).toBe("Failed");
+  expect(status?.message).toContain("the state could not be saved (disk full)");
+  expect(world.logs.join("")).toContain("create intent could not be cleared");
+});

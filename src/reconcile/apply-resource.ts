@@ -217,12 +217,19 @@ async function failed(job: Job, view: PlanView, creates: boolean, error: unknown
       `${error.message}. ${unknownCreateMessage(manifest.kind, manifest.name, startedAt)}`,
     );
   }
+  let unsaved = "";
   if (creates) {
     // Not an unknown outcome: the platform answered, or the request never left (a shutdown while it
     // waited for the rate budget). The create did not happen, so the intent is void.
     const { intent: _void, ...rest } = job.record ?? { kind: manifest.kind, name: manifest.name };
     job.record = rest;
-    await run.save().catch(() => {});
+    try {
+      await run.save();
+    } catch (saveError) {
+      // Safe, not silent: on disk the intent stays, so a restart reports Unknown rather than creating twice.
+      job.log.warn({ err: saveError }, "create intent could not be cleared: the state save failed");
+      unsaved = `; the state could not be saved (${messageOf(saveError)}), so a restart may report this create as Unknown`;
+    }
   }
   if (run.options.signal?.aborted && !isApiError(error)) {
     return job.finish(
@@ -232,7 +239,7 @@ async function failed(job: Job, view: PlanView, creates: boolean, error: unknown
   }
   if (isApiError(error)) {
     job.requestId = error.context.requestId ?? job.requestId;
-    return job.finish("Failed", error.message);
+    return job.finish("Failed", error.message + unsaved);
   }
-  return job.finish("Failed", messageOf(error));
+  return job.finish("Failed", messageOf(error) + unsaved);
 }
