@@ -67,3 +67,27 @@ it("says so when the create's intent cannot be cleared after a refused POST, ins
   expect(status?.message).toContain("the state could not be saved (disk full)");
   expect(world.logs.join("")).toContain("create intent could not be cleared");
 });
+
+it("spends an allowance to create again once: the same allowance at the next start sends no second POST", async () => {
+  world = await startEngineWorld();
+  await world.write("e.yaml", endpoint);
+  const allow = { allowCreate: ["ReversePrivateEndpoint/orders-msk"] };
+  const statusOf = (result: { statuses: { kind: string; status: string; message?: string }[] }) =>
+    result.statuses.find((s) => s.kind === "ReversePrivateEndpoint");
+  world.sim.inject({ api: "management", method: "POST", route: ROUTE, kind: "drop", count: 2 });
+  await world.apply();
+
+  const allowed = await world.apply(allow);
+  const again = await world.apply(allow);
+
+  expect(statusOf(allowed)?.status).toBe("Unknown");
+  expect(statusOf(again)?.status).toBe("Unknown");
+  expect(statusOf(again)?.message).toContain("already used");
+  expect(world.writes().filter((r) => r.route === ROUTE)).toHaveLength(2);
+
+  await world.apply();
+  const rearmed = await world.apply(allow);
+
+  expect(statusOf(rearmed)?.status).toBe("Synced");
+  expect(world.writes().filter((r) => r.route === ROUTE)).toHaveLength(3);
+});

@@ -36,7 +36,10 @@ export type PassLoopDeps = {
   /** Longest a burst of watch triggers can hold a pass back; default 1 s. */
   maxSettleMs?: number;
   backoff?: Backoff;
-  /** Resources allowed one new create attempt: given to passes until one finishes (DRIFTLESS_ALLOW_CREATE). */
+  /**
+   * Resources allowed one new create attempt (DRIFTLESS_ALLOW_CREATE), given to every pass: the engine
+   * records in the state when an allowance was spent, and a pass without it takes it back.
+   */
   allowCreate?: readonly string[];
 };
 
@@ -60,7 +63,7 @@ export class PassLoop {
   private stopped = false;
   private passes = 0;
   private superseded = 0;
-  private allowCreate: readonly string[];
+  private readonly allowCreate: readonly string[];
   private lastStatuses = new Map<string, ResourceStatus>();
   private readonly backoff: Backoff;
   private readonly settleMs: number;
@@ -193,8 +196,6 @@ export class PassLoop {
         ...(this.allowCreate.length > 0 ? { allowCreate: this.allowCreate } : {}),
         ...(request.trigger === "retry" ? { hold: this.holdWaiting(Date.now(), held) } : {}),
       });
-      // The operator allowed one attempt, not one per pass: an outcome that is Unknown again waits for them.
-      this.allowCreate = [];
       this.superseded = 0;
       logger.info(
         {

@@ -102,14 +102,14 @@ export async function applyResource(manifest: Manifest, run: ResourceRun): Promi
       context: {
         ...run.base,
         reassert: (run.options.reassert ?? false) && round === 1,
-        allowCreate: run.allow.has(job.id) && round === 1,
+        allowCreate: run.allow.has(job.id) && !job.record?.allowanceUsedAt && round === 1,
       },
     };
     const plan = planResource(input);
     if (plan.outcome === "adopt") return adopt(job, input, plan);
     if (plan.outcome !== "send" || !plan.request) {
       const quiet = plan.outcome === "none" && (plan.reason.startsWith("in sync") || round > 1);
-      return job.finish(STATUS_OF[plan.outcome], quiet ? undefined : plan.reason);
+      return job.finish(STATUS_OF[plan.outcome], quiet ? undefined : plan.reason + spentAllowance(job));
     }
     const stopped = await sendAndRecord(job, input, plan, plan.request, round);
     if (stopped) return stopped;
@@ -118,6 +118,13 @@ export async function applyResource(manifest: Manifest, run: ResourceRun): Promi
     "Failed",
     `still had changes to send after ${MAX_ROUNDS} requests; the platform's answers do not match the manifest`,
   );
+}
+
+/** What to tell an operator whose allowance to create again was already spent. */
+function spentAllowance(job: Job): string {
+  const usedAt = job.record?.allowanceUsedAt;
+  if (!usedAt || !job.run.allow.has(job.id) || !job.record?.intent) return "";
+  return `. The allowance to create it again was already used by the attempt at ${usedAt}: let one pass run without it, then give it again to allow one more attempt`;
 }
 
 /** Records the server id the manifest names; nothing is sent. */
@@ -149,7 +156,7 @@ async function sendAndRecord(
   const route = ROUTES[request.route];
   const creates = route.method === "POST";
   if (creates) {
-    const refused = await saveIntent(job);
+    const refused = await saveIntent(job, input.context.allowCreate);
     if (refused) return refused;
   }
 
@@ -190,11 +197,14 @@ async function sendAndRecord(
 }
 
 /** Saves the intent of a create before its POST; the outcome to return when it cannot be saved. */
-async function saveIntent(job: Job): Promise<ResourceOutcome | undefined> {
+async function saveIntent(job: Job, allowed: boolean): Promise<ResourceOutcome | undefined> {
   const before = job.record;
+  const now = new Date().toISOString();
   job.record = {
     ...(before ?? { kind: job.manifest.kind, name: job.manifest.name }),
-    intent: { action: "create", startedAt: new Date().toISOString() },
+    intent: { action: "create", startedAt: now },
+    // An allowance buys one attempt: recorded with the intent, so a restart cannot spend it again.
+    ...(allowed ? { allowanceUsedAt: now } : {}),
   };
   try {
     await job.run.save();

@@ -8,7 +8,7 @@ import { type EndpointRef, PHASES, type PlanContext } from "../plan/types.js";
 import { member } from "../plan/values.js";
 import { type PlanView, viewOf } from "../plan/view.js";
 import { parseResourceId, resourceId } from "../resources.js";
-import type { ResourceRecord } from "../state/store.js";
+import type { ResourceRecord, State } from "../state/store.js";
 import { PassMetrics } from "../telemetry/pass-metrics.js";
 import { applyResource } from "./apply-resource.js";
 import { resolveDesired } from "./desired.js";
@@ -133,6 +133,20 @@ export async function planPass(
   };
 }
 
+/**
+ * Forgets that an allowance to create again was spent, for the resources no longer allowed: the
+ * operator took the allowance back, so giving it again allows one more attempt. True when any changed.
+ */
+function rearmAllowances(state: State, allow: ReadonlySet<string>): boolean {
+  let changed = false;
+  for (const [id, record] of Object.entries(state.resources)) {
+    if (record.allowanceUsedAt === undefined || allow.has(id)) continue;
+    delete record.allowanceUsedAt;
+    changed = true;
+  }
+  return changed;
+}
+
 /** The Reconciler of the apply command and the daemon. */
 export function createReconciler(
   deps: EngineDeps,
@@ -164,6 +178,9 @@ async function applyPass(
     saving = next.catch(() => {});
     return next;
   };
+
+  if (rearmAllowances(pass.state, allow))
+    await save().catch((error) => log.warn({ err: error }, "state not saved"));
 
   const statuses: ResourceStatus[] = [];
   for (const [id, problems] of pass.invalid) {

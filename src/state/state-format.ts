@@ -23,6 +23,7 @@ const ResourceRecord = z.looseObject({
   tileIds: Strings.optional(),
   intent: z.looseObject({ action: z.literal("create"), startedAt: z.string() }).optional(),
   owned: z.record(z.string(), z.array(z.string())).optional(),
+  allowanceUsedAt: z.string().optional(),
 });
 
 const SavedState = z.object({

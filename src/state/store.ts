@@ -19,6 +19,11 @@ export type ResourceRecord = {
   tileIds?: Record<string, string>;
   /** Written before a non-idempotent call, cleared once its outcome is recorded. */
   intent?: { action: "create"; startedAt: string };
+  /**
+   * When an operator's allowance to create again (DRIFTLESS_ALLOW_CREATE, --allow-create) was spent on
+   * an attempt: the same allowance does not allow another until a pass ran without it.
+   */
+  allowanceUsedAt?: string;
   /** Three-way lists: the entries driftless itself added, by list name, so only those are ever removed. */
   owned?: Record<string, string[]>;
 };
