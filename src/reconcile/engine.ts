@@ -1,16 +1,17 @@
 import { messageOf } from "../errors.js";
 import { loadSettled } from "../manifests/load.js";
+import type { Manifest } from "../manifests/manifest.js";
 import { formatProblem, type Problem } from "../manifests/problem.js";
 import { mapLimited } from "../map-limited.js";
 import { phaseOf, planResource } from "../plan/planners.js";
 import { READY } from "../plan/reverse-private-endpoint.js";
-import { type EndpointRef, PHASES, type PlanContext } from "../plan/types.js";
+import { type EndpointRef, PHASES, type Phase, type PlanContext } from "../plan/types.js";
 import { member } from "../plan/values.js";
 import { type PlanView, viewOf } from "../plan/view.js";
 import { parseResourceId, resourceId } from "../resources.js";
-import type { ResourceRecord, State } from "../state/store.js";
+import type { ResourceRecord, State, StateStore } from "../state/store.js";
 import { PassMetrics } from "../telemetry/pass-metrics.js";
-import { applyResource } from "./apply-resource.js";
+import { applyResource, type ResourceRun } from "./apply-resource.js";
 import { resolveDesired } from "./desired.js";
 import type {
   ApplyOptions,
@@ -62,11 +63,13 @@ function endpointLookup(pass: Pass): (name: string) => EndpointRef {
     // answer: the pipe waits out the pass that created it and uses the endpoint from the next one.
     const status = member(record.observed, "status");
     const createdNow =
-      record.appliedAt !== undefined && Date.parse(record.appliedAt) >= pass.startedAt.getTime();
+      !pass.endpointsSettled &&
+      record.appliedAt !== undefined &&
+      Date.parse(record.appliedAt) >= pass.startedAt.getTime();
     if (record.observed && status !== READY && createdNow) {
       return {
         state: "waiting",
-        reason: `waits for ${id}: created in this pass with status ${String(status)}, not ${READY}; used from the next pass`,
+        reason: `waits for ${id}: created in this pass with status ${String(status)}, not ${READY}; used once the pass's other resources are done`,
       };
     }
     return { state: "ready", id: record.serverId };
@@ -168,20 +171,40 @@ async function applyPass(
     { manifests: pass.set.manifests.length, problems: pass.set.problems.length },
     "reconcile pass started",
   );
-  const base = contextOf(pass, deps);
-  const allow = new Set(options.allowCreate ?? []);
+  const run: PassRun = {
+    deps,
+    pass,
+    base: contextOf(pass, deps),
+    allow: new Set(options.allowCreate ?? []),
+    options,
+    save: chainedSaves(deps.store, pass.state),
+    log,
+  };
+  if (rearmAllowances(pass.state, run.allow))
+    await run.save().catch((error) => log.warn({ err: error }, "state not saved"));
 
-  // Saves are chained, so two resources finishing together never write the state at once.
+  const statuses = invalidStatuses(pass, deps);
+  for (const phase of PHASES) statuses.push(...(await applyPhase(run, phase)));
+  await run.save.settled();
+  return finishPass(run, statuses, passMetrics);
+}
+
+type PassRun = ResourceRun & { save: ChainedSave };
+type ChainedSave = (() => Promise<void>) & { settled(): Promise<void> };
+
+/** Saves chained one after the other, so two resources finishing together never write the state at once. */
+function chainedSaves(store: StateStore, state: State): ChainedSave {
   let saving: Promise<void> = Promise.resolve();
   const save = (): Promise<void> => {
-    const next = saving.then(() => deps.store.save(pass.state));
+    const next = saving.then(() => store.save(state));
     saving = next.catch(() => {});
     return next;
   };
+  return Object.assign(save, { settled: () => saving });
+}
 
-  if (rearmAllowances(pass.state, allow))
-    await save().catch((error) => log.warn({ err: error }, "state not saved"));
-
+/** The statuses of manifests that are invalid (and have no valid twin). */
+function invalidStatuses(pass: Pass, deps: EngineDeps): ResourceStatus[] {
   const statuses: ResourceStatus[] = [];
   for (const [id, problems] of pass.invalid) {
     if (pass.valid.has(id)) continue;
@@ -189,19 +212,57 @@ async function applyPass(
     statuses.push(status);
     deps.onResource?.({ status, sent: [] });
   }
-  for (const phase of PHASES) {
-    const manifests = pass.set.manifests.filter((m) => phaseOf(m.kind) === phase);
-    const outcomes = await mapLimited(manifests, deps.concurrency ?? 4, async (m) => {
-      const held = options.hold?.(resourceId(m));
-      if (held) return { status: held, sent: [] };
-      const outcome = await applyResource(m, { deps, pass, base, allow, options, save, log });
-      deps.onResource?.(outcome);
-      return outcome;
-    });
-    statuses.push(...outcomes.map((o) => o.status));
-  }
-  await saving;
+  return statuses;
+}
 
+/**
+ * The resources of one phase, a few at once. A dependent left waiting for an endpoint that this pass
+ * created is tried once more when the phase is done, so that one apply converges where it can.
+ */
+async function applyPhase(run: PassRun, phase: Phase): Promise<ResourceStatus[]> {
+  const { deps, pass, options } = run;
+  const manifests = pass.set.manifests.filter((m) => phaseOf(m.kind) === phase);
+  const waited = new Set<Manifest>();
+  const outcomes = await mapLimited(manifests, deps.concurrency ?? 4, async (m) => {
+    const held = options.hold?.(resourceId(m));
+    if (held) return { status: held, sent: [] };
+    const outcome = await applyResource(m, run);
+    if (outcome.status.status === "Pending" && createdInThisPass(pass)) waited.add(m);
+    else deps.onResource?.(outcome);
+    return outcome;
+  });
+  if (waited.size > 0) {
+    // There is no GET for endpoints: the ones created in this pass are used from here on, as a next
+    // pass would use them.
+    pass.endpointsSettled = true;
+    for (const [index, m] of manifests.entries()) {
+      if (!waited.has(m)) continue;
+      const outcome = await applyResource(m, run);
+      const first = outcomes[index];
+      outcomes[index] = { status: outcome.status, sent: [...(first?.sent ?? []), ...outcome.sent] };
+      deps.onResource?.(outcomes[index]);
+    }
+  }
+  return outcomes.map((o) => o.status);
+}
+
+/** Whether this pass created a reverse private endpoint (it has a server id recorded since the pass began). */
+function createdInThisPass(pass: Pass): boolean {
+  return Object.values(pass.state.resources).some(
+    (r) =>
+      r.kind === "ReversePrivateEndpoint" &&
+      r.serverId !== undefined &&
+      r.appliedAt !== undefined &&
+      Date.parse(r.appliedAt) >= pass.startedAt.getTime(),
+  );
+}
+
+function finishPass(
+  run: PassRun,
+  statuses: ResourceStatus[],
+  passMetrics: PassMetrics | undefined,
+): PassResult {
+  const { deps, pass, log } = run;
   const finishedAt = deps.now?.() ?? new Date();
   const result: PassResult = {
     ...(pass.set.revision ? { revision: pass.set.revision } : {}),

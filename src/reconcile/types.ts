@@ -72,4 +72,6 @@ export type Pass = {
   invalid: Map<string, Problem[]>;
   valid: Set<string>;
   startedAt: Date;
+  /** Set once the pass uses the endpoints it created itself (after the phase that waited for them). */
+  endpointsSettled?: boolean;
 };
