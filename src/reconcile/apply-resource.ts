@@ -40,6 +40,11 @@ const STATUS_OF: Record<ResourcePlan["outcome"], ResourceStatusName> = {
   unknown: "Unknown",
 };
 
+/** Marks a record changed in memory, so that the next successful save counts it as saved. */
+export function markChanged(pass: Pass, id: string): void {
+  pass.dirty.set(id, (pass.dirty.get(id) ?? 0) + 1);
+}
+
 /** One resource's way through the pipeline: what was sent, the last request id, and how it ends. */
 class Job {
   readonly id: string;
@@ -60,8 +65,10 @@ class Job {
   }
 
   set record(record: ResourceRecord | undefined) {
-    if (record) this.run.pass.state.resources[this.id] = record;
-    else delete this.run.pass.state.resources[this.id];
+    const { pass } = this.run;
+    if (record) pass.state.resources[this.id] = record;
+    else delete pass.state.resources[this.id];
+    markChanged(pass, this.id);
   }
 
   finish(status: ResourceStatusName, message?: string): ResourceOutcome {
@@ -85,6 +92,13 @@ class Job {
 /** Plan, send, record, save; again while the plan still has something to send. Never throws. */
 export async function applyResource(manifest: Manifest, run: ResourceRun): Promise<ResourceOutcome> {
   const job = new Job(manifest, run);
+  const unsaved = run.pass.undurable.get(job.id);
+  if (unsaved !== undefined) {
+    return job.finish(
+      "Pending",
+      `not sent: the answer of its last request is not saved yet (${unsaved}); nothing more is sent for it until the state can be saved`,
+    );
+  }
   let spec: PlanInput["spec"];
   try {
     // Step 1: resolve the secrets (a rotated one is sent again because its hash changed).

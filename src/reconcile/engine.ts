@@ -11,7 +11,7 @@ import { type PlanView, viewOf } from "../plan/view.js";
 import { parseResourceId, resourceId } from "../resources.js";
 import type { ResourceRecord, State, StateStore } from "../state/store.js";
 import { PassMetrics } from "../telemetry/pass-metrics.js";
-import { applyResource, type ResourceRun } from "./apply-resource.js";
+import { applyResource, markChanged, type ResourceRun } from "./apply-resource.js";
 import { resolveDesired } from "./desired.js";
 import type {
   ApplyOptions,
@@ -44,7 +44,15 @@ async function startPass(deps: EngineDeps): Promise<Pass> {
     invalid.set(problem.resource, [...(invalid.get(problem.resource) ?? []), problem]);
   }
   const valid = new Set(set.manifests.map(resourceId));
-  return { set, state, invalid, valid, startedAt: deps.now?.() ?? new Date() };
+  return {
+    set,
+    state,
+    invalid,
+    valid,
+    startedAt: deps.now?.() ?? new Date(),
+    dirty: new Map(),
+    undurable: new Map(),
+  };
 }
 
 /** How a pipe sees a ReversePrivateEndpoint it names, from the state as it is now. */
@@ -140,14 +148,12 @@ export async function planPass(
  * Forgets that an allowance to create again was spent, for the resources no longer allowed: the
  * operator took the allowance back, so giving it again allows one more attempt. True when any changed.
  */
-function rearmAllowances(state: State, allow: ReadonlySet<string>): boolean {
-  let changed = false;
-  for (const [id, record] of Object.entries(state.resources)) {
-    if (record.allowanceUsedAt === undefined || allow.has(id)) continue;
+function rearmAllowances(run: PassRun): void {
+  for (const [id, record] of Object.entries(run.pass.state.resources)) {
+    if (record.allowanceUsedAt === undefined || run.allow.has(id)) continue;
     delete record.allowanceUsedAt;
-    changed = true;
+    markChanged(run.pass, id);
   }
-  return changed;
 }
 
 /** The Reconciler of the apply command and the daemon. */
@@ -155,14 +161,42 @@ export function createReconciler(
   deps: EngineDeps,
 ): Reconciler & { pass(options: ApplyOptions): Promise<PassResult> } {
   const passMetrics = deps.metrics ? new PassMetrics(deps.metrics) : undefined;
-  return { pass: (options) => applyPass(deps, options, passMetrics) };
+  // Records a pass changed but could not save: the store's copy is older than what was sent, so the
+  // next pass starts from these instead (tile ids and owned entries must never be forgotten).
+  let unsaved = new Map<string, ResourceRecord | undefined>();
+  return {
+    async pass(options) {
+      const { result, pass } = await applyPass(deps, options, passMetrics, unsaved);
+      unsaved = new Map([...pass.dirty.keys()].map((id) => [id, pass.state.resources[id]]));
+      return result;
+    },
+  };
+}
+
+/** Lays the records an earlier pass could not save over the loaded state, and tries to save them now. */
+async function restoreUnsaved(run: PassRun, unsaved: ReadonlyMap<string, ResourceRecord | undefined>) {
+  const { pass } = run;
+  for (const [id, record] of unsaved) {
+    if (record) pass.state.resources[id] = record;
+    else delete pass.state.resources[id];
+    markChanged(pass, id);
+  }
+  rearmAllowances(run);
+  if (pass.dirty.size === 0) return;
+  try {
+    await run.save();
+  } catch (error) {
+    for (const id of pass.dirty.keys()) pass.undurable.set(id, messageOf(error));
+    run.log.warn({ err: error, resources: pass.undurable.size }, "state still not saved");
+  }
 }
 
 async function applyPass(
   deps: EngineDeps,
   options: ApplyOptions,
   passMetrics: PassMetrics | undefined,
-): Promise<PassResult> {
+  unsaved: ReadonlyMap<string, ResourceRecord | undefined>,
+): Promise<{ result: PassResult; pass: Pass }> {
   const pass = await startPass(deps);
   const log = options.logger
     ? options.logger.child({ revision: pass.set.revision })
@@ -177,26 +211,32 @@ async function applyPass(
     base: contextOf(pass, deps),
     allow: new Set(options.allowCreate ?? []),
     options,
-    save: chainedSaves(deps.store, pass.state),
+    save: chainedSaves(deps.store, pass),
     log,
   };
-  if (rearmAllowances(pass.state, run.allow))
-    await run.save().catch((error) => log.warn({ err: error }, "state not saved"));
+  await restoreUnsaved(run, unsaved);
 
   const statuses = invalidStatuses(pass, deps);
   for (const phase of PHASES) statuses.push(...(await applyPhase(run, phase)));
   await run.save.settled();
-  return finishPass(run, statuses, passMetrics);
+  return { result: finishPass(run, statuses, passMetrics), pass };
 }
 
 type PassRun = ResourceRun & { save: ChainedSave };
 type ChainedSave = (() => Promise<void>) & { settled(): Promise<void> };
 
-/** Saves chained one after the other, so two resources finishing together never write the state at once. */
-function chainedSaves(store: StateStore, state: State): ChainedSave {
+/**
+ * Saves chained one after the other, so two resources finishing together never write the state at once.
+ * A save that succeeds counts the records changed before it as saved.
+ */
+function chainedSaves(store: StateStore, pass: Pass): ChainedSave {
   let saving: Promise<void> = Promise.resolve();
   const save = (): Promise<void> => {
-    const next = saving.then(() => store.save(state));
+    const next = saving.then(async () => {
+      const changes = new Map(pass.dirty);
+      await store.save(pass.state);
+      for (const [id, count] of changes) if (pass.dirty.get(id) === count) pass.dirty.delete(id);
+    });
     saving = next.catch(() => {});
     return next;
   };

@@ -74,4 +74,11 @@ export type Pass = {
   startedAt: Date;
   /** Set once the pass uses the endpoints it created itself (after the phase that waited for them). */
   endpointsSettled?: boolean;
+  /** Records changed since the last successful save, each with a count of its changes. */
+  dirty: Map<string, number>;
+  /**
+   * Resources whose last answer is still not saved when the pass began (the save error, by id): nothing
+   * more is sent for them until it is, so that no request builds on a state the store does not hold.
+   */
+  undurable: Map<string, string>;
 };
