@@ -5,6 +5,7 @@ import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Daemon, startDaemon } from "../src/daemon/daemon.js";
 import type { ManifestOf } from "../src/manifests/manifest.js";
+import type { PlatformClient } from "../src/platform/client.js";
 import type { Alert } from "../src/platform/observability.js";
 import type { PassResult } from "../src/reconcile/types.js";
 import { createLogger } from "../src/telemetry/logger.js";
@@ -55,13 +56,15 @@ async function start() {
     leadership,
     loadManifests: async () => [watch],
     tileIdsOf: async () => undefined,
-    observability: {
-      getAlert: (id) =>
-        new Promise((resolve) => {
-          alertCalls.push((state) => resolve({ result: { id, state } as Alert }));
-        }),
+    platform: {
+      // Alerts answer when the test says; backups never do.
+      call: ((name: string, params: { id: string }) =>
+        name === "getAlert"
+          ? new Promise((resolve) => {
+              alertCalls.push((state) => resolve({ result: { id: params.id, state } as Alert }));
+            })
+          : Promise.reject(new Error("no backups here"))) as PlatformClient["call"],
     },
-    management: { listBackups: async () => Promise.reject(new Error("no backups here")) },
     registry,
     metrics: createMetrics(registry, { defaultMetrics: false }),
     logger: createLogger("silent"),
