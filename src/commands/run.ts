@@ -55,6 +55,7 @@ export async function runCommand(config: Config, io: Io): Promise<number> {
         pollSchedule: config.pollSchedule,
         reassertSchedule: config.reassertSchedule,
         ...(config.webhookToken ? { webhookToken: config.webhookToken } : {}),
+        ...(config.statusToken ? { statusToken: config.statusToken } : {}),
       },
       reconciler: createReconciler({
         manifests: config.manifests,
@@ -83,6 +84,7 @@ export async function runCommand(config: Config, io: Io): Promise<number> {
         pollSchedule: config.pollSchedule,
         reassertSchedule: config.reassertSchedule,
         webhook: config.webhookToken !== undefined,
+        statusToken: config.statusToken !== undefined,
         leaderElect: config.leaderElect,
         simulator: platform.simulator !== undefined,
       },
