@@ -67,7 +67,8 @@ const functionName = (name: string) => `_${name.replace(/[^A-Za-z0-9_]/g, "_")}`
 
 function bashScript(name: string, globals: Flag[], commands: Entry[]): string {
   const fn = functionName(name);
-  const valueFlags = (flags: Flag[]) => flags.filter((f) => f.takesValue).flatMap((f) => f.names);
+  const valueFlags = (flags: Flag[]) =>
+    flags.filter((f) => f.takesValue && f.choices.length === 0).flatMap((f) => f.names);
   const choiceCases = (flags: Flag[]) =>
     flags
       .filter((f) => f.choices.length > 0)
@@ -93,7 +94,8 @@ function bashScript(name: string, globals: Flag[], commands: Entry[]): string {
       "      ;;",
     ].join("\n");
   };
-  const globalValues = valueFlags(globals);
+  // Skipped when looking for the command: a global flag and its value (`--log-level debug`).
+  const globalsWithValue = globals.filter((f) => f.takesValue).flatMap((f) => f.names);
   return `# ${name} completion for bash; load it with: source <(${name} completion bash)
 ${fn}() {
   local cur="\${COMP_WORDS[COMP_CWORD]}" prev="\${COMP_WORDS[COMP_CWORD-1]}"
@@ -101,7 +103,7 @@ ${fn}() {
   # The command is the first word that is neither a flag nor a flag's value.
   while [[ $i -lt $COMP_CWORD ]]; do
     case "\${COMP_WORDS[i]}" in
-      ${globalValues.length > 0 ? `${globalValues.join("|")}) i=$((i + 1)) ;;` : ""}
+      ${globalsWithValue.join("|") || "--"}) i=$((i + 1)) ;;
       -*) ;;
       *) command="\${COMP_WORDS[i]}"; break ;;
     esac
@@ -128,15 +130,16 @@ complete -o default -F ${fn} ${name}
 `;
 }
 
-/** zsh: `'…'` quoting, and `[`, `]` and `:` escaped where _arguments and _describe read them. */
-const zshText = (text: string) => text.replace(/'/g, "'\\''").replace(/([[\]:])/g, "\\$1");
+/** zsh: text inside `'…'`, with `[`, `]` (or also `:`, in a name) escaped where _arguments reads them. */
+const zshText = (text: string, special = /([[\]])/g) => text.replace(/'/g, "'\\''").replace(special, "\\$1");
+const zshName = (text: string) => zshText(text, /([[\]:])/g);
 
 function zshFlag(flag: Flag): string {
   const names =
     flag.names.length > 1 ? `'(${flag.names.join(" ")})'{${flag.names.join(",")}}` : `'${flag.names[0]}`;
   const open = flag.names.length > 1 ? "'" : "";
   const value = flag.takesValue
-    ? `:${zshText(flag.long?.slice(2) ?? "value")}:${flag.choices.length > 0 ? `(${flag.choices.join(" ")})` : "_files"}`
+    ? `:${zshName(flag.long?.slice(2) ?? "value")}:${flag.choices.length > 0 ? `(${flag.choices.join(" ")})` : "_files"}`
     : "";
   return `${names}${open}[${zshText(flag.help)}]${value}'`;
 }
@@ -160,7 +163,7 @@ ${fn}() {
     command)
       local -a commands
       commands=(
-${commands.map((c) => `        '${zshText(c.name)}:${zshText(c.help)}'`).join("\n")}
+${commands.map((c) => `        '${zshName(c.name)}:${zshText(c.help)}'`).join("\n")}
       )
       _describe 'command' commands
       ;;
