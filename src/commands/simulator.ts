@@ -1,4 +1,5 @@
 import type { SimulatorConfig } from "../config.js";
+import { SETTINGS } from "../settings.js";
 import { startSimulator } from "../simulator/index.js";
 import { createLogger } from "../telemetry/logger.js";
 import type { Io } from "./io.js";
@@ -24,11 +25,11 @@ export async function simulatorCommand(config: SimulatorConfig, io: Io): Promise
   io.out(
     [
       "driftless simulator: a fake platform for demos and tests, not the real one",
-      `DRIFTLESS_MANAGEMENT_URL=${simulator.managementUrl}`,
-      `DRIFTLESS_MANAGEMENT_KEY_ID=${managementKeyId}`,
-      `DRIFTLESS_MANAGEMENT_KEY_SECRET=${managementKeySecret}`,
-      `DRIFTLESS_OBSERVABILITY_URL=${simulator.observabilityUrl}`,
-      `DRIFTLESS_OBSERVABILITY_TOKEN=${observabilityToken}`,
+      `${SETTINGS.managementUrl.env}=${simulator.managementUrl}`,
+      `${SETTINGS.managementKeyId.env}=${managementKeyId}`,
+      `${SETTINGS.managementKeySecret.env}=${managementKeySecret}`,
+      `${SETTINGS.observabilityUrl.env}=${simulator.observabilityUrl}`,
+      `${SETTINGS.observabilityToken.env}=${observabilityToken}`,
     ].join("\n"),
   );
   logger.info(

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from "node:net";
 import type { Registry } from "prom-client";
 import { ConfigError } from "../errors.js";
+import { SETTINGS } from "../settings.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { StatusDocument } from "./status-board.js";
 import { bearerToken, isHookPath, presentedToken, tokenMatches } from "./webhook.js";
@@ -68,7 +69,7 @@ export function parseListen(listen: string): { host: string; port: number } {
   const match = listen.match(/^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/);
   const port = Number(match?.[3]);
   if (!match || port > 65535) {
-    throw new ConfigError(`DRIFTLESS_LISTEN must be host:port (e.g. 0.0.0.0:9464), not "${listen}"`);
+    throw new ConfigError(`${SETTINGS.listen.env} must be host:port (e.g. 0.0.0.0:9464), not "${listen}"`);
   }
   return { host: match[1] ?? (match[2] || "0.0.0.0"), port };
 }
@@ -169,9 +170,14 @@ async function handle(
     case "/status":
       // /status shows platform error texts and the lock holder: behind a token when one is set.
       if (!statusAllowed(request, deps)) {
-        return reply(401, "text/plain", "/status needs Authorization: Bearer <DRIFTLESS_STATUS_TOKEN>\n", {
-          "www-authenticate": "Bearer",
-        });
+        return reply(
+          401,
+          "text/plain",
+          `/status needs Authorization: Bearer <${SETTINGS.statusToken.env}>\n`,
+          {
+            "www-authenticate": "Bearer",
+          },
+        );
       }
       return reply(200, "application/json", `${JSON.stringify(deps.status(), null, 2)}\n`);
     default:
