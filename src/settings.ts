@@ -385,7 +385,7 @@ export function inputOf(
     Object.entries(table).map(([key, setting]) => {
       if (setting.credential) return [key, credentialFrom(setting.env, env)];
       const flag = setting.flag ? flags[new Option(setting.flag).attributeName()] : undefined;
-      return [key, flag ?? (env[setting.env] || undefined)];
+      return [key, flag ?? env[setting.env]];
     }),
   );
 }
