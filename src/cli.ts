@@ -6,8 +6,8 @@ import { Config, SimulatorConfig } from "./config.js";
 import { isDriftlessError, messageOf } from "./errors.js";
 import {
   type CommandName,
-  describe,
   environmentHelp,
+  helpOf,
   inputOf,
   optionsOf,
   parseSettings,
@@ -52,10 +52,10 @@ function command(name: CommandName, description: string, table: SettingTable = S
 }
 
 /** The [dir] argument of validate, plan and apply: wins over --manifests and DRIFTLESS_MANIFESTS. */
-const manifestsArgument = () => new Argument("[dir]", describe(SETTINGS.manifests));
+const manifestsArgument = () => new Argument("[dir]", helpOf(SETTINGS.manifests));
 
 /** The settings of a command as parsed from its command line and the environment. */
-function settingsOf<S extends z.ZodType>(
+function parsedSettings<S extends z.ZodType>(
   schema: S,
   table: SettingTable,
   used: Command,
@@ -64,7 +64,7 @@ function settingsOf<S extends z.ZodType>(
   const input = inputOf(table, { ...program.opts(), ...used.opts() }, env);
   return parseSettings(schema, table, dir ? { ...input, manifests: dir } : input);
 }
-const config = (used: Command, dir?: string): Config => settingsOf(Config, SETTINGS, used, dir);
+const config = (used: Command, dir?: string): Config => parsedSettings(Config, SETTINGS, used, dir);
 
 /** Runs a command's module and exits with its code; a thrown error is printed and exits 1. */
 function action(run: (used: Command, argument?: string) => Promise<number>) {
@@ -133,7 +133,7 @@ command(
 ).action(
   action(async (used) => {
     const { simulatorCommand } = await import("./commands/simulator.js");
-    return simulatorCommand(settingsOf(SimulatorConfig, SIMULATOR_SETTINGS, used), io);
+    return simulatorCommand(parsedSettings(SimulatorConfig, SIMULATOR_SETTINGS, used), io);
   }),
 );
 

@@ -342,7 +342,7 @@ export function defaultOf(setting: Setting): unknown {
 }
 
 /** `help (default: x; env: NAME)`, as `--help` shows it. */
-export function describe(setting: Setting): string {
+export function helpOf(setting: Setting): string {
   const value = defaultOf(setting);
   const shown = Array.isArray(value) ? (value.length > 0 ? value.join(",") : undefined) : value;
   const extras = [
@@ -356,7 +356,7 @@ export function describe(setting: Setting): string {
 export function optionsOf(table: SettingTable, command: CommandName | "program"): Option[] {
   return settingsOf(table, command).flatMap(([, setting]) => {
     if (!setting.flag) return [];
-    const option = new Option(setting.flag, describe(setting));
+    const option = new Option(setting.flag, helpOf(setting));
     return [setting.choices ? option.choices(setting.choices) : option];
   });
 }
