@@ -1,13 +1,26 @@
 #!/usr/bin/env node
-import { Command, Option } from "commander";
+import { Argument, Command } from "commander";
+import type { z } from "zod";
 import type { Io } from "./commands/io.js";
-import { Config, type Credential } from "./config.js";
-import { ConfigError, isDriftlessError, messageOf } from "./errors.js";
+import { Config, SimulatorConfig } from "./config.js";
+import { isDriftlessError, messageOf } from "./errors.js";
+import {
+  type CommandName,
+  environmentHelp,
+  helpOf,
+  inputOf,
+  optionsOf,
+  parseSettings,
+  SETTINGS,
+  type SettingTable,
+  SIMULATOR_SETTINGS,
+} from "./settings.js";
 import { VERSION } from "./version.js";
 
 /**
  * The composition root: flags and environment become a Config, and each command's module does the
- * rest. The only file that reads process.env or calls process.exit.
+ * rest. The only file that reads process.env or calls process.exit. Every setting is described in
+ * src/settings.ts; this file only says which command takes which.
  */
 
 // A reader that stops early (`driftless validate | head`) closes the pipe: not an error of ours.
@@ -23,128 +36,43 @@ const io: Io = {
   env,
 };
 
-/** A credential from NAME, or from the file named by NAME_FILE. */
-function credential(name: string): Credential | undefined {
-  const file = env[`${name}_FILE`];
-  if (file) return { file };
-  const value = env[name];
-  return value ? { value } : undefined;
-}
-
-const opt = (flags: string, description: string, envName?: string) => {
-  const option = new Option(flags, description);
-  return envName ? option.env(envName) : option;
-};
-const output = () =>
-  opt("-o, --output <format>", "text or json", "DRIFTLESS_OUTPUT").choices(["text", "json"]).default("text");
-const manifestsArg = "[dir]";
-const manifestsHelp = "folder of manifests (default: $DRIFTLESS_MANIFESTS or ./manifests)";
-
-type Flags = Record<string, unknown>;
-
-const LEADER_SETTINGS: Record<string, string> = {
-  leaseDurationSeconds: "DRIFTLESS_LEADER_LEASE_DURATION",
-  renewDeadlineSeconds: "DRIFTLESS_LEADER_RENEW_DEADLINE",
-  retryPeriodSeconds: "DRIFTLESS_LEADER_RETRY_PERIOD",
-};
-
-/** The environment variable of a Config field, as users know it: `managementUrl` → DRIFTLESS_MANAGEMENT_URL. */
-function settingName(field: string): string {
-  return LEADER_SETTINGS[field] ?? `DRIFTLESS_${field.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
-}
-
-/** The Config of a command: its flags over the environment over the defaults. */
-function config(flags: Flags, dir?: string): Config {
-  const parsed = Config.safeParse({
-    manifests: dir ?? flags.manifests,
-    stateDir: flags.stateDir,
-    stateStore: flags.stateStore,
-    managementUrl: flags.managementUrl,
-    managementKeyId: credential("DRIFTLESS_MANAGEMENT_KEY_ID"),
-    managementKeySecret: credential("DRIFTLESS_MANAGEMENT_KEY_SECRET"),
-    observabilityUrl: flags.observabilityUrl,
-    observabilityToken: credential("DRIFTLESS_OBSERVABILITY_TOKEN"),
-    secretsDir: flags.secretsDir,
-    listen: flags.listen,
-    reconcileSchedule: flags.reconcileSchedule,
-    pollSchedule: flags.pollSchedule,
-    reassertSchedule: flags.reassertSchedule,
-    webhookToken: credential("DRIFTLESS_WEBHOOK_TOKEN"),
-    logLevel: flags.logLevel,
-    leaderElect: flags.leaderElect === undefined ? undefined : String(flags.leaderElect) === "true",
-    namespace: flags.namespace,
-    leaseDurationSeconds: flags.leaderLeaseDuration,
-    renewDeadlineSeconds: flags.leaderRenewDeadline,
-    retryPeriodSeconds: flags.leaderRetryPeriod,
-    allowCreate: String(flags.allowCreate ?? "")
-      .split(/[\s,]+/)
-      .filter(Boolean),
-  });
-  if (!parsed.success) {
-    const problems = parsed.error.issues
-      .map((i) => `${settingName(String(i.path[0]))}: ${i.message}`)
-      .join("; ");
-    throw new ConfigError(`invalid settings: ${problems}`);
-  }
-  return parsed.data;
-}
-
 const program = new Command("driftless")
   .description("Keeps a hosted analytics database platform equal to a git repository of YAML manifests.")
   .version(VERSION)
-  .showHelpAfterError()
-  .addOption(
-    opt("--log-level <level>", "pino log level", "DRIFTLESS_LOG_LEVEL").choices([
-      "trace",
-      "debug",
-      "info",
-      "warn",
-      "error",
-      "fatal",
-      "silent",
-    ]),
-  );
+  .showHelpAfterError();
+for (const option of optionsOf(SETTINGS, "program")) program.addOption(option);
 
-const common = {
-  allowCreate: () =>
-    opt(
-      "--allow-create <resources>",
-      "comma-separated Kind/name whose earlier create has an Unknown outcome: allow one new create attempt",
-      "DRIFTLESS_ALLOW_CREATE",
-    ),
-  manifests: () => opt("--manifests <dir>", manifestsHelp, "DRIFTLESS_MANIFESTS"),
-  secretsDir: () =>
-    opt("--secrets-dir <dir>", "the only folder fromFile secrets may read", "DRIFTLESS_SECRETS_DIR"),
-  stateDir: () => opt("--state-dir <dir>", "folder of the state store", "DRIFTLESS_STATE_DIR"),
-  stateStore: () =>
-    opt("--state-store <kind>", "file or kubernetes", "DRIFTLESS_STATE_STORE").choices([
-      "file",
-      "kubernetes",
-    ]),
-  namespace: () =>
-    opt("--namespace <ns>", "namespace of the Lease and the state Secret", "DRIFTLESS_NAMESPACE"),
-  managementUrl: () =>
-    opt(
-      "--management-url <url>",
-      "management API base URL (unset: built-in simulator)",
-      "DRIFTLESS_MANAGEMENT_URL",
-    ),
-  observabilityUrl: () =>
-    opt(
-      "--observability-url <url>",
-      "observability API base URL (unset: built-in simulator)",
-      "DRIFTLESS_OBSERVABILITY_URL",
-    ),
-};
+/** A command taking the settings `table` gives it: their flags, and its environment-only ones in --help. */
+function command(name: CommandName, description: string, table: SettingTable = SETTINGS): Command {
+  const created = program.command(name).description(description);
+  for (const option of optionsOf(table, name)) created.addOption(option);
+  const environment = environmentHelp(table, name);
+  if (environment) created.addHelpText("after", environment);
+  return created;
+}
+
+/** The [dir] argument of validate, plan and apply: wins over --manifests and DRIFTLESS_MANIFESTS. */
+const manifestsArgument = () => new Argument("[dir]", helpOf(SETTINGS.manifests));
+
+/** The settings of a command as parsed from its command line and the environment. */
+function parsedSettings<S extends z.ZodType>(
+  schema: S,
+  table: SettingTable,
+  used: Command,
+  dir?: string,
+): z.infer<S> {
+  const input = inputOf(table, { ...program.opts(), ...used.opts() }, env);
+  return parseSettings(schema, table, dir ? { ...input, manifests: dir } : input);
+}
+const config = (used: Command, dir?: string): Config => parsedSettings(Config, SETTINGS, used, dir);
 
 /** Runs a command's module and exits with its code; a thrown error is printed and exits 1. */
-function action(run: (flags: Flags, dir?: string) => Promise<number>) {
+function action(run: (used: Command, argument?: string) => Promise<number>) {
   return async (...args: unknown[]) => {
-    const command = args.at(-1) as Command;
-    const flags = { ...program.opts(), ...command.opts() };
-    const dir = typeof args[0] === "string" ? args[0] : undefined;
+    const used = args.at(-1) as Command;
+    const argument = typeof args[0] === "string" ? args[0] : undefined;
     try {
-      process.exitCode = await run(flags, dir);
+      process.exitCode = await run(used, argument);
     } catch (error) {
       io.err(
         `driftless: ${isDriftlessError(error) ? messageOf(error) : ((error as Error)?.stack ?? String(error))}`,
@@ -154,168 +82,60 @@ function action(run: (flags: Flags, dir?: string) => Promise<number>) {
   };
 }
 
-program
-  .command("validate")
-  .description("parse and validate every manifest offline (exit 0 valid, 1 invalid)")
-  .argument(manifestsArg, manifestsHelp)
-  .addOption(common.manifests())
-  .addOption(output())
-  .addOption(common.secretsDir())
-  .addOption(
-    opt("--resolve-secrets", "also check that every referenced secret exists", "DRIFTLESS_RESOLVE_SECRETS"),
-  )
+command("validate", "parse and validate every manifest offline (exit 0 valid, 1 invalid)")
+  .addArgument(manifestsArgument())
   .action(
-    action(async (flags, dir) => {
+    action(async (used, dir) => {
       const { validateCommand } = await import("./commands/validate.js");
+      const settings = config(used, dir);
       return validateCommand(
-        config(flags, dir),
-        { output: flags.output as "text" | "json", resolveSecrets: Boolean(flags.resolveSecrets) },
+        settings,
+        { output: settings.output, resolveSecrets: settings.resolveSecrets },
         io,
       );
     }),
   );
 
-for (const name of ["plan", "apply"] as const) {
-  program
-    .command(name)
-    .description(
-      name === "plan"
-        ? "show what an apply would send, sending no write (exit 0 nothing to do, 2 changes pending, 1 error)"
-        : "one reconcile pass, then exit (exit 0 all in sync, 1 any resource failed)",
-    )
-    .argument(manifestsArg, manifestsHelp)
-    .addOption(common.manifests())
-    .addOption(output())
-    .addOption(common.secretsDir())
-    .addOption(common.stateDir())
-    .addOption(common.stateStore())
-    .addOption(common.namespace())
-    .addOption(common.managementUrl())
-    .addOption(common.observabilityUrl())
-    .addOption(common.allowCreate())
-    .action(
-      action(async (flags, dir) => {
-        const commands = await import("./commands/plan-apply.js");
-        const run = name === "plan" ? commands.planCommand : commands.applyCommand;
-        const settings = config(flags, dir);
-        return run(
-          settings,
-          { output: flags.output as "text" | "json", allowCreate: settings.allowCreate },
-          io,
-        );
-      }),
-    );
-}
-
-program
-  .command("run")
-  .description("the daemon: watch, schedule, reconcile, poll and serve HTTP until SIGTERM/SIGINT")
-  .addOption(common.manifests())
-  .addOption(common.secretsDir())
-  .addOption(common.stateDir())
-  .addOption(common.stateStore())
-  .addOption(common.namespace())
-  .addOption(common.managementUrl())
-  .addOption(common.observabilityUrl())
-  .addOption(opt("--listen <host:port>", "address of the HTTP server", "DRIFTLESS_LISTEN"))
-  .addOption(
-    opt(
-      "--reconcile-schedule <cron>",
-      "cron expression of full reconcile passes",
-      "DRIFTLESS_RECONCILE_SCHEDULE",
-    ),
-  )
-  .addOption(
-    opt("--poll-schedule <cron>", "cron expression of alert and backup polls", "DRIFTLESS_POLL_SCHEDULE"),
-  )
-  .addOption(
-    opt(
-      "--reassert-schedule <cron>",
-      'cron expression of passes that also re-send unchanged resources, or "off" (default hourly)',
-      "DRIFTLESS_REASSERT_SCHEDULE",
-    ),
-  )
-  .addOption(common.allowCreate())
-  .addOption(opt("--leader-elect [bool]", "only the holder of a Lease writes", "DRIFTLESS_LEADER_ELECT"))
-  .addOption(
-    opt(
-      "--leader-lease-duration <s>",
-      "seconds others wait after the last renewal (15)",
-      "DRIFTLESS_LEADER_LEASE_DURATION",
-    ),
-  )
-  .addOption(
-    opt(
-      "--leader-renew-deadline <s>",
-      "seconds a leader may fail to renew before it stops (10)",
-      "DRIFTLESS_LEADER_RENEW_DEADLINE",
-    ),
-  )
-  .addOption(
-    opt(
-      "--leader-retry-period <s>",
-      "seconds between attempts to acquire or renew (2)",
-      "DRIFTLESS_LEADER_RETRY_PERIOD",
-    ),
-  )
+command(
+  "plan",
+  "show what an apply would send, sending no write (exit 0 nothing to do, 2 changes pending, 1 error)",
+)
+  .addArgument(manifestsArgument())
   .action(
-    action(async (flags) => {
-      const { runCommand } = await import("./commands/run.js");
-      return runCommand(config(flags), io);
+    action(async (used, dir) => {
+      const { planCommand } = await import("./commands/plan-apply.js");
+      const settings = config(used, dir);
+      return planCommand(settings, { output: settings.output, allowCreate: settings.allowCreate }, io);
     }),
   );
 
-program
-  .command("simulator")
-  .description("serve a simulator of both platform APIs on local ports, for demos and tests")
-  .addOption(opt("--host <host>", "address to bind", "DRIFTLESS_SIMULATOR_HOST").default("127.0.0.1"))
-  .addOption(
-    opt(
-      "--management-port <port>",
-      "port of the management API (0: any free)",
-      "DRIFTLESS_SIMULATOR_MANAGEMENT_PORT",
-    ).default("8124"),
-  )
-  .addOption(
-    opt(
-      "--observability-port <port>",
-      "port of the observability API (0: any free)",
-      "DRIFTLESS_SIMULATOR_OBSERVABILITY_PORT",
-    ).default("8125"),
-  )
-  .addOption(
-    opt("--fixture <file>", "YAML fixture of the initial platform state", "DRIFTLESS_SIMULATOR_FIXTURE"),
-  )
-  .addOption(opt("--seed <n>", "seed of the fault injection's randomness", "DRIFTLESS_SIMULATOR_SEED"))
-  .addOption(
-    opt(
-      "--rate-limit <on|off>",
-      "the platform's rate limits (10/10 s, 100/min)",
-      "DRIFTLESS_SIMULATOR_RATE_LIMIT",
-    )
-      .choices(["on", "off"])
-      .default("on"),
-  )
-  .addOption(
-    opt(
-      "--state-file <file>",
-      "keep the simulated platform in this JSON file between runs (no credential is written)",
-      "DRIFTLESS_SIMULATOR_STATE_FILE",
-    ),
-  )
-  .addOption(
-    opt(
-      "--endpoint-ready-after <ms>",
-      "how long a new reverse private endpoint stays Provisioning (default 5000)",
-      "DRIFTLESS_SIMULATOR_ENDPOINT_READY_AFTER",
-    ),
-  )
+command("apply", "one reconcile pass, then exit (exit 0 all in sync, 1 any resource failed)")
+  .addArgument(manifestsArgument())
   .action(
-    action(async (flags) => {
-      const { simulatorCommand } = await import("./commands/simulator.js");
-      return simulatorCommand(flags, io);
+    action(async (used, dir) => {
+      const { applyCommand } = await import("./commands/plan-apply.js");
+      const settings = config(used, dir);
+      return applyCommand(settings, { output: settings.output, allowCreate: settings.allowCreate }, io);
     }),
   );
+
+command("run", "the daemon: watch, schedule, reconcile, poll and serve HTTP until SIGTERM/SIGINT").action(
+  action(async (used) => {
+    const { runCommand } = await import("./commands/run.js");
+    return runCommand(config(used), io);
+  }),
+);
+
+command(
+  "simulator",
+  "serve a simulator of both platform APIs on local ports, for demos and tests",
+  SIMULATOR_SETTINGS,
+).action(
+  action(async (used) => {
+    const { simulatorCommand } = await import("./commands/simulator.js");
+    return simulatorCommand(parsedSettings(SimulatorConfig, SIMULATOR_SETTINGS, used), io);
+  }),
+);
 
 program
   .command("schema")
@@ -324,6 +144,17 @@ program
     action(async () => {
       const { schemaCommand } = await import("./commands/schema.js");
       return schemaCommand(io);
+    }),
+  );
+
+program
+  .command("completion")
+  .description("print a shell completion script (bash: source <(driftless completion bash))")
+  .addArgument(new Argument("<shell>", "bash, zsh or fish").choices(["bash", "zsh", "fish"]))
+  .action(
+    action(async (_used, shell) => {
+      const { completionCommand } = await import("./commands/completion.js");
+      return completionCommand(program, shell as "bash" | "zsh" | "fish", io);
     }),
   );
 

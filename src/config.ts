@@ -1,12 +1,8 @@
 import { readFileSync } from "node:fs";
-import { z } from "zod";
+import { isIPv4 } from "node:net";
+import type { z } from "zod";
 import { ConfigError } from "./errors.js";
-
-/**
- * A credential given directly or as a file to read. Files are re-read on every use, so a rotated
- * credential is picked up without a restart.
- */
-export type Credential = { value: string } | { file: string };
+import { type Credential, SETTINGS, SIMULATOR_SETTINGS, schemaOf } from "./settings.js";
 
 /** The current value of a credential; throws ConfigError when its file cannot be read. */
 export function readCredential(credential: Credential | undefined): string | undefined {
@@ -19,56 +15,55 @@ export function readCredential(credential: Credential | undefined): string | und
   }
 }
 
-const Url = z.url({ protocol: /^https?$/ });
-const Schedule = z.string().min(1);
+/** An `http://` platform URL whose host is not this machine: its credentials would travel in clear. */
+export type CleartextUrl = { field: "managementUrl" | "observabilityUrl"; env: string; url: string };
 
-/** Everything the commands need, from flags and environment variables (flags win). */
-export const Config = z.object({
-  /** DRIFTLESS_MANIFESTS; default ./manifests. */
-  manifests: z.string().default("./manifests"),
-  /** DRIFTLESS_STATE_DIR; default ./.driftless. */
-  stateDir: z.string().default("./.driftless"),
-  /** DRIFTLESS_STATE_STORE; default file. */
-  stateStore: z.enum(["file", "kubernetes"]).default("file"),
-  /** DRIFTLESS_MANAGEMENT_URL; unset: the built-in simulator. */
-  managementUrl: Url.optional(),
-  managementKeyId: z.custom<Credential>().optional(),
-  managementKeySecret: z.custom<Credential>().optional(),
-  /** DRIFTLESS_OBSERVABILITY_URL; unset: the built-in simulator. */
-  observabilityUrl: Url.optional(),
-  observabilityToken: z.custom<Credential>().optional(),
-  /** DRIFTLESS_SECRETS_DIR; default /var/run/secrets/driftless. */
-  secretsDir: z.string().default("/var/run/secrets/driftless"),
-  /** DRIFTLESS_LISTEN; default 0.0.0.0:9464. */
-  listen: z.string().default("0.0.0.0:9464"),
-  /** DRIFTLESS_RECONCILE_SCHEDULE; default every minute. */
-  reconcileSchedule: Schedule.default("* * * * *"),
-  /** DRIFTLESS_POLL_SCHEDULE; default every minute. */
-  pollSchedule: Schedule.default("* * * * *"),
-  /**
-   * DRIFTLESS_REASSERT_SCHEDULE; cron of passes that re-send unchanged resources too, healing edits made
-   * in the platform behind git's back, at the lowest priority of the rate budget; "off" disables them.
-   * Default hourly.
-   */
-  reassertSchedule: Schedule.default("0 * * * *"),
-  /** DRIFTLESS_WEBHOOK_TOKEN; unset: POST /hooks/sync is off. */
-  webhookToken: z.custom<Credential>().optional(),
-  /** DRIFTLESS_LOG_LEVEL; default info. */
-  logLevel: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
-  /** DRIFTLESS_LEADER_ELECT; default false. */
-  leaderElect: z.boolean().default(false),
-  /** DRIFTLESS_LEADER_LEASE_DURATION, seconds others wait after the last renewal; default 15. */
-  leaseDurationSeconds: z.coerce.number().positive().default(15),
-  /** DRIFTLESS_LEADER_RENEW_DEADLINE, seconds a leader may fail to renew before it stops; default 10. */
-  renewDeadlineSeconds: z.coerce.number().positive().default(10),
-  /** DRIFTLESS_LEADER_RETRY_PERIOD, seconds between attempts to acquire or renew; default 2. */
-  retryPeriodSeconds: z.coerce.number().positive().default(2),
-  /**
-   * DRIFTLESS_ALLOW_CREATE: `Kind/name` of reverse endpoints whose earlier create has an Unknown outcome,
-   * allowed one new create attempt (apply: this run; run: the first pass after start). Default none.
-   */
-  allowCreate: z.array(z.string()).default([]),
-  /** DRIFTLESS_NAMESPACE; default the pod's own namespace. */
-  namespace: z.string().optional(),
+/** True for 127.0.0.0/8, ::1 and localhost: traffic that never leaves the machine. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/\.$/, "");
+  if (host === "localhost" || host === "[::1]") return true;
+  return isIPv4(host) && host.split(".")[0] === "127";
+}
+
+/** The platform URLs of `settings` that would send credentials in clear over a network. */
+export function cleartextUrls(settings: {
+  managementUrl?: string;
+  observabilityUrl?: string;
+}): CleartextUrl[] {
+  return (["managementUrl", "observabilityUrl"] as const).flatMap((field) => {
+    const url = settings[field];
+    if (!url) return [];
+    const parsed = parseUrl(url);
+    if (parsed?.protocol !== "http:" || isLoopbackHost(parsed.hostname)) return [];
+    return [{ field, env: SETTINGS[field].env, url }];
+  });
+}
+
+function parseUrl(url: string): URL | undefined {
+  try {
+    return new URL(url);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Everything validate, plan, apply and run need, from flags and environment variables (flags win);
+ * each field's variable, flag, default and help are in SETTINGS (src/settings.ts). An `http://`
+ * platform URL to another machine is refused unless DRIFTLESS_ALLOW_INSECURE is true.
+ */
+export const Config = schemaOf(SETTINGS).superRefine((config, context) => {
+  if (config.allowInsecure) return;
+  for (const { field, url } of cleartextUrls(config)) {
+    context.addIssue({
+      code: "custom",
+      path: [field],
+      message: `${url} would send the platform credentials in clear: use https://, or set ${SETTINGS.allowInsecure.env}=true to accept that`,
+    });
+  }
 });
 export type Config = z.infer<typeof Config>;
+
+/** What `driftless simulator` needs; each field is described in SIMULATOR_SETTINGS. */
+export const SimulatorConfig = schemaOf(SIMULATOR_SETTINGS);
+export type SimulatorConfig = z.infer<typeof SimulatorConfig>;

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { type Config, readCredential } from "../config.js";
+import { type Config, cleartextUrls, readCredential } from "../config.js";
 import { ConfigError } from "../errors.js";
 import { createBudget, MANAGEMENT_BUDGET, OBSERVABILITY_BUDGET } from "../platform/budget.js";
 import { createPlatformClient, type PlatformClient } from "../platform/client.js";
@@ -7,6 +7,7 @@ import { createHttpClient, type HttpClient, type HttpClientOptions } from "../pl
 import { basicAuthorization } from "../platform/management.js";
 import { bearerAuthorization } from "../platform/observability.js";
 import { createSender, type Sender } from "../reconcile/send.js";
+import { SETTINGS } from "../settings.js";
 import { defaultIds } from "../simulator/default-fixture.js";
 import type { Simulator } from "../simulator/index.js";
 import { createFileStore } from "../state/file-store.js";
@@ -52,84 +53,29 @@ export function managementKeyIdOf(config: Config): () => string | undefined {
 /**
  * The API clients of `config`. With DRIFTLESS_MANAGEMENT_URL or DRIFTLESS_OBSERVABILITY_URL unset, the
  * built-in simulator is started in-process on a free port, with its own credentials, and a warning is
- * logged and written. Throws ConfigError when a URL is set without its credentials.
+ * logged and written; so is a loud warning for an `http://` URL to another machine that
+ * DRIFTLESS_ALLOW_INSECURE accepted. Throws ConfigError when a URL is set without its credentials.
  */
 export async function createPlatform(config: Config, deps: PlatformDeps): Promise<Platform> {
-  const { logger, metrics } = deps;
-  let simulator: Simulator | undefined;
-  if (!config.managementUrl || !config.observabilityUrl) {
-    const { startSimulator } = await import("../simulator/index.js");
-    // The simulated platform is kept beside the file state, so that one run after another meets the
-    // platform the last one left, as with a real platform (state ids stay valid).
-    const stateFile =
-      config.stateStore === "file" ? join(config.stateDir, "simulator-platform.json") : undefined;
-    simulator = await startSimulator({ logger: logger.child({ component: "simulator" }), stateFile });
-    const unset = [
-      config.managementUrl ? undefined : "DRIFTLESS_MANAGEMENT_URL",
-      config.observabilityUrl ? undefined : "DRIFTLESS_OBSERVABILITY_URL",
-    ].filter(Boolean);
-    const message = `${unset.join(" and ")} unset: using the BUILT-IN SIMULATOR, not a real platform (management ${simulator.managementUrl}, observability ${simulator.observabilityUrl})`;
-    logger.warn(
-      { managementUrl: simulator.managementUrl, observabilityUrl: simulator.observabilityUrl },
-      message,
-    );
-    deps.warn?.(`driftless: WARNING: ${message}`);
-  }
-  const sim = simulator?.credentials;
-
-  const managementAuth = config.managementUrl
-    ? () => {
-        const id = readCredential(config.managementKeyId);
-        const secret = readCredential(config.managementKeySecret);
-        if (!id || !secret) {
-          throw new ConfigError(
-            "DRIFTLESS_MANAGEMENT_KEY_ID and DRIFTLESS_MANAGEMENT_KEY_SECRET (or their _FILE twins) are required with DRIFTLESS_MANAGEMENT_URL",
-          );
-        }
-        return basicAuthorization(id, secret);
-      }
-    : () => basicAuthorization(sim?.managementKeyId ?? "", sim?.managementKeySecret ?? "");
-  const observabilityAuth = config.observabilityUrl
-    ? () => {
-        const token = readCredential(config.observabilityToken);
-        if (!token) {
-          throw new ConfigError(
-            "DRIFTLESS_OBSERVABILITY_TOKEN (or DRIFTLESS_OBSERVABILITY_TOKEN_FILE) is required with DRIFTLESS_OBSERVABILITY_URL",
-          );
-        }
-        return bearerAuthorization(token);
-      }
-    : () => bearerAuthorization(sim?.observabilityToken ?? "");
+  const simulator =
+    config.managementUrl && config.observabilityUrl ? undefined : await startBuiltInSimulator(config, deps);
+  warnOfCleartext(config, deps);
+  const auth = authorizations(config, simulator);
   // Fail at start rather than on the first request of a pass.
-  managementAuth();
-  observabilityAuth();
+  auth.management();
+  auth.observability();
 
-  const client = (
-    api: "management" | "observability",
-    baseUrl: string,
-    authorization: () => string,
-  ): HttpClient =>
-    createHttpClient({
-      api,
-      baseUrl,
-      authorization,
-      budget: createBudget(
-        (api === "management" ? deps.budgets?.management : deps.budgets?.observability) ??
-          (api === "management" ? MANAGEMENT_BUDGET : OBSERVABILITY_BUDGET),
-      ),
-      logger: logger.child({ component: "http" }),
-      ...(metrics ? { metrics } : {}),
-      ...deps.http,
-    });
-  const managementHttp = client(
+  const managementHttp = httpClient(
     "management",
     config.managementUrl ?? simulator?.managementUrl ?? "",
-    managementAuth,
+    auth.management,
+    deps,
   );
-  const observabilityHttp = client(
+  const observabilityHttp = httpClient(
     "observability",
     config.observabilityUrl ?? simulator?.observabilityUrl ?? "",
-    observabilityAuth,
+    auth.observability,
+    deps,
   );
   const platformClient = createPlatformClient({
     management: managementHttp,
@@ -140,13 +86,101 @@ export async function createPlatform(config: Config, deps: PlatformDeps): Promis
     send: createSender(platformClient),
     managementKeyId: config.managementUrl
       ? () => readCredential(config.managementKeyId)
-      : () => sim?.managementKeyId,
+      : () => simulator?.credentials.managementKeyId,
     ...(simulator ? { simulator } : {}),
     async close() {
       await Promise.all([managementHttp.close(), observabilityHttp.close()]);
       await simulator?.close();
     },
   };
+}
+
+/** Starts the built-in simulator for the API whose URL is unset, and says so loudly. */
+async function startBuiltInSimulator(config: Config, deps: PlatformDeps): Promise<Simulator> {
+  const { startSimulator } = await import("../simulator/index.js");
+  // The simulated platform is kept beside the file state, so that one run after another meets the
+  // platform the last one left, as with a real platform (state ids stay valid).
+  const stateFile =
+    config.stateStore === "file" ? join(config.stateDir, "simulator-platform.json") : undefined;
+  const simulator = await startSimulator({
+    logger: deps.logger.child({ component: "simulator" }),
+    stateFile,
+  });
+  const unset = [
+    config.managementUrl ? undefined : SETTINGS.managementUrl.env,
+    config.observabilityUrl ? undefined : SETTINGS.observabilityUrl.env,
+  ].filter(Boolean);
+  const message = `${unset.join(" and ")} unset: using the BUILT-IN SIMULATOR, not a real platform (management ${simulator.managementUrl}, observability ${simulator.observabilityUrl})`;
+  deps.logger.warn(
+    { managementUrl: simulator.managementUrl, observabilityUrl: simulator.observabilityUrl },
+    message,
+  );
+  deps.warn?.(`driftless: WARNING: ${message}`);
+  return simulator;
+}
+
+/** Config refuses these URLs unless DRIFTLESS_ALLOW_INSECURE is true; then every start says so. */
+function warnOfCleartext(config: Config, deps: PlatformDeps): void {
+  for (const { env, url } of cleartextUrls(config)) {
+    const message = `${env} is ${url}: the platform credentials travel IN CLEAR over the network (accepted by ${SETTINGS.allowInsecure.env}=true); use https://`;
+    deps.logger.warn({ setting: env, url }, message);
+    deps.warn?.(`driftless: WARNING: ${message}`);
+  }
+}
+
+/** The Authorization header of each API, read from the credentials at every call (files rotate). */
+function authorizations(
+  config: Config,
+  simulator: Simulator | undefined,
+): { management: () => string; observability: () => string } {
+  const sim = simulator?.credentials;
+  return {
+    management: config.managementUrl
+      ? () => {
+          const id = readCredential(config.managementKeyId);
+          const secret = readCredential(config.managementKeySecret);
+          if (!id || !secret) {
+            throw new ConfigError(
+              `${SETTINGS.managementKeyId.env} and ${SETTINGS.managementKeySecret.env} (or their _FILE twins) are required with ${SETTINGS.managementUrl.env}`,
+            );
+          }
+          return basicAuthorization(id, secret);
+        }
+      : () => basicAuthorization(sim?.managementKeyId ?? "", sim?.managementKeySecret ?? ""),
+    observability: config.observabilityUrl
+      ? () => {
+          const token = readCredential(config.observabilityToken);
+          if (!token) {
+            throw new ConfigError(
+              `${SETTINGS.observabilityToken.env} (or ${SETTINGS.observabilityToken.env}_FILE) is required with ${SETTINGS.observabilityUrl.env}`,
+            );
+          }
+          return bearerAuthorization(token);
+        }
+      : () => bearerAuthorization(sim?.observabilityToken ?? ""),
+  };
+}
+
+/** One API's HTTP client, with its own rate budget (one per credential, shared by every caller). */
+function httpClient(
+  api: "management" | "observability",
+  baseUrl: string,
+  authorization: () => string,
+  deps: PlatformDeps,
+): HttpClient {
+  const budget =
+    api === "management"
+      ? (deps.budgets?.management ?? MANAGEMENT_BUDGET)
+      : (deps.budgets?.observability ?? OBSERVABILITY_BUDGET);
+  return createHttpClient({
+    api,
+    baseUrl,
+    authorization,
+    budget: createBudget(budget),
+    logger: deps.logger.child({ component: "http" }),
+    ...(deps.metrics ? { metrics: deps.metrics } : {}),
+    ...deps.http,
+  });
 }
 
 /**

@@ -1,16 +1,16 @@
 import { Registry } from "prom-client";
 import type { Config } from "../config.js";
-import { startDaemon } from "../daemon/daemon.js";
+import { type DaemonDeps, startDaemon } from "../daemon/daemon.js";
 import { leaderOnlyStore } from "../leader/leader-only-store.js";
 import { type Leadership, soleLeader } from "../leader/leadership.js";
 import { loadSettled } from "../manifests/load.js";
 import { createReconciler } from "../reconcile/engine.js";
 import type { StateStore } from "../state/store.js";
 import { createLogger, type Logger } from "../telemetry/logger.js";
-import { createMetrics } from "../telemetry/metrics.js";
+import { createMetrics, type Metrics } from "../telemetry/metrics.js";
 import { VERSION } from "../version.js";
 import type { Io } from "./io.js";
-import { createPlatform, createStateStore } from "./platform.js";
+import { createPlatform, createStateStore, type Platform } from "./platform.js";
 
 /**
  * How long a running pass gets after SIGTERM/SIGINT to finish its in-flight requests and record them;
@@ -27,66 +27,15 @@ export async function runCommand(config: Config, io: Io): Promise<number> {
   const logger = createLogger(config.logLevel);
   const registry = new Registry();
   const metrics = createMetrics(registry);
-  const cleanups: Array<() => Promise<void>> = [];
-  const cleanUp = async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) {
-      await cleanup().catch((error) => logger.warn({ err: error }, "shutdown step failed"));
-    }
-  };
+  const cleanups = cleanupStack(logger);
 
   // Listened for from the start: a signal while starting (a rollout replacing a new pod) is answered by
   // a clean stop once started, not by Node's default of dying on the spot.
   const signals = listenForSignal();
   try {
-    const platform = await createPlatform(config, { logger, metrics, warn: io.err });
-    cleanups.push(() => platform.close());
-    const store = createStateStore(config, { logger });
-    cleanups.push(() => store.close());
-    const leadership = await createLeadership(config, logger, metrics);
-    cleanups.push(() => leadership.stop());
-    // Without election this process is the only writer: a locked or corrupt state stops it now.
-    if (!config.leaderElect) await store.load();
-
-    const daemon = await startDaemon({
-      settings: {
-        manifests: config.manifests,
-        listen: config.listen,
-        reconcileSchedule: config.reconcileSchedule,
-        pollSchedule: config.pollSchedule,
-        reassertSchedule: config.reassertSchedule,
-        ...(config.webhookToken ? { webhookToken: config.webhookToken } : {}),
-      },
-      reconciler: createReconciler({
-        manifests: config.manifests,
-        // A pass still running when this replica loses the Lease must not write the new leader's state.
-        store: leaderOnlyStore(store, leadership),
-        send: platform.send,
-        secrets: { env: io.env, secretsDir: config.secretsDir },
-        logger,
-        managementKeyId: platform.managementKeyId,
-      }),
-      leadership,
-      allowCreate: config.allowCreate,
-      loadManifests: async () => (await loadSettled(config.manifests)).manifests,
-      tileIdsOf: tileIdsFrom(store),
-      platform: platform.client,
-      registry,
-      metrics,
-      logger,
-    });
-    logger.info(
-      {
-        version: VERSION,
-        manifests: config.manifests,
-        reconcileSchedule: config.reconcileSchedule,
-        pollSchedule: config.pollSchedule,
-        reassertSchedule: config.reassertSchedule,
-        webhook: config.webhookToken !== undefined,
-        leaderElect: config.leaderElect,
-        simulator: platform.simulator !== undefined,
-      },
-      "driftless run started",
-    );
+    const parts = await openParts(config, io, { logger, metrics }, cleanups);
+    const daemon = await startDaemon(daemonDeps(config, io, parts, { registry, metrics, logger }));
+    logStarted(config, parts.platform, logger);
 
     const signal = await signals.received;
     logger.info(
@@ -95,20 +44,100 @@ export async function runCommand(config: Config, io: Io): Promise<number> {
     );
     const ended = await daemon.stop(SHUTDOWN_GRACE_MS);
     if (!ended) logger.warn({ graceMs: SHUTDOWN_GRACE_MS }, "the running pass did not end in time");
-    await cleanUp();
+    await cleanups.run();
     logger.info("stopped");
     return 0;
   } finally {
     signals.dispose();
-    await cleanUp();
+    await cleanups.run();
   }
 }
 
-async function createLeadership(
+/** Closers run last-opened first; a failing one is logged and the others still run. */
+function cleanupStack(logger: Logger): { push(cleanup: () => Promise<void>): void; run(): Promise<void> } {
+  const cleanups: Array<() => Promise<void>> = [];
+  return {
+    push: (cleanup) => cleanups.push(cleanup),
+    async run() {
+      for (const cleanup of cleanups.splice(0).reverse()) {
+        await cleanup().catch((error) => logger.warn({ err: error }, "shutdown step failed"));
+      }
+    },
+  };
+}
+
+type Parts = { platform: Platform; store: StateStore; leadership: Leadership };
+
+/** The platform clients, the state store and the leadership, each closed by `cleanups`. */
+async function openParts(
   config: Config,
-  logger: Logger,
-  metrics: ReturnType<typeof createMetrics>,
-): Promise<Leadership> {
+  io: Io,
+  { logger, metrics }: { logger: Logger; metrics: Metrics },
+  cleanups: ReturnType<typeof cleanupStack>,
+): Promise<Parts> {
+  const platform = await createPlatform(config, { logger, metrics, warn: io.err });
+  cleanups.push(() => platform.close());
+  const store = createStateStore(config, { logger });
+  cleanups.push(() => store.close());
+  const leadership = await createLeadership(config, logger, metrics);
+  cleanups.push(() => leadership.stop());
+  // Without election this process is the only writer: a locked or corrupt state stops it now.
+  if (!config.leaderElect) await store.load();
+  return { platform, store, leadership };
+}
+
+function daemonDeps(
+  config: Config,
+  io: Io,
+  { platform, store, leadership }: Parts,
+  telemetry: Pick<DaemonDeps, "registry" | "metrics" | "logger">,
+): DaemonDeps {
+  return {
+    settings: {
+      manifests: config.manifests,
+      listen: config.listen,
+      reconcileSchedule: config.reconcileSchedule,
+      pollSchedule: config.pollSchedule,
+      reassertSchedule: config.reassertSchedule,
+      ...(config.webhookToken ? { webhookToken: config.webhookToken } : {}),
+      ...(config.statusToken ? { statusToken: config.statusToken } : {}),
+    },
+    reconciler: createReconciler({
+      manifests: config.manifests,
+      // A pass still running when this replica loses the Lease must not write the new leader's state.
+      store: leaderOnlyStore(store, leadership),
+      send: platform.send,
+      secrets: { env: io.env, secretsDir: config.secretsDir },
+      logger: telemetry.logger,
+      managementKeyId: platform.managementKeyId,
+    }),
+    leadership,
+    allowCreate: config.allowCreate,
+    loadManifests: async () => (await loadSettled(config.manifests)).manifests,
+    tileIdsOf: tileIdsFrom(store),
+    platform: platform.client,
+    ...telemetry,
+  };
+}
+
+function logStarted(config: Config, platform: Platform, logger: Logger): void {
+  logger.info(
+    {
+      version: VERSION,
+      manifests: config.manifests,
+      reconcileSchedule: config.reconcileSchedule,
+      pollSchedule: config.pollSchedule,
+      reassertSchedule: config.reassertSchedule,
+      webhook: config.webhookToken !== undefined,
+      statusToken: config.statusToken !== undefined,
+      leaderElect: config.leaderElect,
+      simulator: platform.simulator !== undefined,
+    },
+    "driftless run started",
+  );
+}
+
+async function createLeadership(config: Config, logger: Logger, metrics: Metrics): Promise<Leadership> {
   if (!config.leaderElect) return soleLeader();
   // Imported only here: the Kubernetes client takes seconds to load, which a single replica need not pay.
   const { loadKubeConfig, namespaceOf } = await import("../leader/kubernetes-client.js");
@@ -124,8 +153,6 @@ async function createLeadership(
     retryPeriodSeconds: config.retryPeriodSeconds,
   });
 }
-
-/** The manifests for a poll, read again when git-sync swapped the link while they were read. */
 
 /**
  * Tile ids of a Dashboard from the state store. The state is read once per poll round at most (a

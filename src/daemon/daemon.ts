@@ -1,18 +1,19 @@
 import type { Registry } from "prom-client";
-import { type Credential, readCredential } from "../config.js";
+import { readCredential } from "../config.js";
 import { messageOf } from "../errors.js";
 import type { Leadership } from "../leader/leadership.js";
 import type { Manifest } from "../manifests/manifest.js";
 import type { PlatformClient } from "../platform/client.js";
 import type { Reconciler } from "../reconcile/types.js";
+import type { Credential } from "../settings.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { PassMetrics } from "../telemetry/pass-metrics.js";
-import { startHttpServer } from "./http-server.js";
+import { type HttpServer, type HttpServerLimits, startHttpServer } from "./http-server.js";
 import { PassLoop } from "./pass-loop.js";
 import { Poller } from "./polls.js";
-import { startSchedules } from "./schedules.js";
-import { watchSource } from "./source-watcher.js";
+import { type Schedules, startSchedules } from "./schedules.js";
+import { type SourceWatcher, watchSource } from "./source-watcher.js";
 import { StatusBoard } from "./status-board.js";
 
 export type DaemonSettings = {
@@ -25,8 +26,12 @@ export type DaemonSettings = {
   /** Cron of re-assertions of unchanged resources, or "off". */
   reassertSchedule: string;
   webhookToken?: Credential;
-  /** Quiet time a burst of file events waits before its pass; default 150 ms. */
+  /** Bearer token GET /status requires; unset: /status is open. */
+  statusToken?: Credential;
+  /** Quiet time a burst of file events waits before its pass; unset: the pass loop's default. */
   settleMs?: number;
+  /** Time-outs and caps of the HTTP server; unset: its defaults. */
+  httpLimits?: Partial<HttpServerLimits>;
 };
 
 export type DaemonDeps = {
@@ -69,42 +74,115 @@ export type Daemon = {
  * HTTP address cannot be bound or a schedule is invalid.
  */
 export async function startDaemon(deps: DaemonDeps): Promise<Daemon> {
-  const { settings, leadership, logger, metrics } = deps;
-  const board = new StatusBoard();
-  const passMetrics = new PassMetrics(metrics);
-  const poller = new Poller({ ...deps });
-  const polls = new AbortController();
-  let firstPoll = true;
+  const parts: Parts = { board: new StatusBoard(), passMetrics: new PassMetrics(deps.metrics) };
+  const polls = createPolls(deps, parts);
+  let watcher: SourceWatcher | undefined;
+  const loop = createPassLoop(deps, parts, polls, async () => watcher?.currentRevision());
+  const stopFollowing = followLeadership(deps, parts, polls);
+  const server = await startServer(deps, parts, loop);
 
-  let polling: Promise<void> | undefined;
-  // A round already running answers a new request too: the first round after the first pass and
-  // daemon.poll() are not croner's, whose `protect` only keeps the schedule from overlapping itself.
-  function poll(): Promise<void> {
-    polling ??= pollRound().finally(() => {
-      polling = undefined;
-    });
-    return polling;
+  let schedules: Schedules;
+  try {
+    watcher = await watchManifests(deps, loop);
+    schedules = startTriggerSchedules(deps, loop, polls);
+  } catch (error) {
+    stopFollowing();
+    await watcher?.close();
+    await server.close(0);
+    throw error;
   }
 
-  async function pollRound(): Promise<void> {
-    if (!leadership.isLeader() || polls.signal.aborted) return;
+  loop.request({ trigger: "start", immediate: true });
+  return {
+    address: server.address,
+    loop,
+    board: parts.board,
+    poll: polls.poll,
+    async stop(graceMs) {
+      schedules.stop();
+      stopFollowing();
+      polls.abort();
+      await watcher?.close();
+      const ended = await loop.stop(graceMs);
+      await server.close(1_000);
+      return ended;
+    },
+  };
+}
+
+/** What the steps of startDaemon share: the /status board and the pass and resource metrics. */
+type Parts = { board: StatusBoard; passMetrics: PassMetrics };
+
+type Polls = {
+  /** Runs one poll round now, or joins the one already running. */
+  poll(): Promise<void>;
+  /** poll() whose failure is logged, for the schedule and the round after a pass. */
+  pollSafely(): Promise<void>;
+  /** After a pass: the first pass of a term polls at once, not a whole poll period later. */
+  afterPass(): void;
+  /** A new leadership term starts with no alert or backup figures: poll again after its first pass. */
+  newTerm(): void;
+  /** Removes this replica's poll figures. */
+  clear(): void;
+  abort(): void;
+};
+
+function createPolls(deps: DaemonDeps, { board, passMetrics }: Parts): Polls {
+  const { leadership, logger } = deps;
+  const poller = new Poller({ ...deps });
+  const aborted = new AbortController();
+  let firstOfTerm = true;
+  let polling: Promise<void> | undefined;
+
+  async function round(): Promise<void> {
+    if (!leadership.isLeader() || aborted.signal.aborted) return;
     const manifests = await deps.loadManifests();
-    const statuses = await poller.poll(manifests, polls.signal);
-    // Leadership was lost while the round ran: its figures belong to the new leader now (see onChange).
+    const statuses = await poller.poll(manifests, aborted.signal);
+    // Leadership was lost while the round ran: its figures belong to the new leader now.
     if (!leadership.isLeader()) return poller.clear();
     board.recordWatches(statuses);
     passMetrics.recordStatuses(board.statuses());
   }
+  // A round already running answers a new request too: the first round after the first pass and
+  // daemon.poll() are not croner's, whose `protect` only keeps the schedule from overlapping itself.
+  const poll = () => {
+    polling ??= round().finally(() => {
+      polling = undefined;
+    });
+    return polling;
+  };
   const pollSafely = () =>
     poll().catch((error) => logger.warn({ err: error, reason: messageOf(error) }, "poll round failed"));
+  return {
+    poll,
+    pollSafely,
+    afterPass() {
+      if (!firstOfTerm) return;
+      firstOfTerm = false;
+      void pollSafely();
+    },
+    newTerm() {
+      firstOfTerm = true;
+    },
+    clear: () => poller.clear(),
+    abort: () => aborted.abort(new Error("shutting down")),
+  };
+}
 
-  let watcher: Awaited<ReturnType<typeof watchSource>> | undefined;
-  const loop = new PassLoop({
+/** The pass loop, reporting each pass to the board and the metrics while this replica leads. */
+function createPassLoop(
+  deps: DaemonDeps,
+  { board, passMetrics }: Parts,
+  polls: Polls,
+  currentRevision: () => Promise<string | undefined>,
+): PassLoop {
+  const { leadership } = deps;
+  return new PassLoop({
     reconciler: deps.reconciler,
     leadership,
-    logger,
-    currentRevision: async () => watcher?.currentRevision(),
-    settleMs: settings.settleMs ?? 150,
+    logger: deps.logger,
+    currentRevision,
+    ...(deps.settings.settleMs !== undefined ? { settleMs: deps.settings.settleMs } : {}),
     ...(deps.allowCreate ? { allowCreate: deps.allowCreate } : {}),
     isSuperseded,
     onPass: (result, trigger) => {
@@ -113,11 +191,7 @@ export async function startDaemon(deps: DaemonDeps): Promise<Daemon> {
       board.recordPass(result, trigger);
       passMetrics.recordPass(result);
       passMetrics.recordStatuses(board.statuses());
-      // Alert and backup metrics right after the first pass, not a whole poll period later.
-      if (firstPoll) {
-        firstPoll = false;
-        void pollSafely();
-      }
+      polls.afterPass();
     },
     onPassError: (error) => {
       if (!leadership.isLeader()) return;
@@ -125,83 +199,74 @@ export async function startDaemon(deps: DaemonDeps): Promise<Daemon> {
       passMetrics.recordPassError();
     },
   });
+}
 
+/** Keeps the leader gauge current and drops this replica's figures when it stops leading. */
+function followLeadership(deps: DaemonDeps, { board, passMetrics }: Parts, polls: Polls): () => void {
+  const { leadership, metrics, logger } = deps;
   metrics.leader.set(leadership.isLeader() ? 1 : 0);
-  const removeLeaderListener = leadership.onChange((leader) => {
+  return leadership.onChange((leader) => {
     metrics.leader.set(leader ? 1 : 0);
     // The new leader passes and polls now; this replica's last figures would soon be stale, and would
     // keep alerts such as "a resource is Failed" firing after the new leader fixed it.
-    if (!leader) {
-      poller.clear();
+    if (leader) {
+      polls.newTerm();
+    } else {
+      polls.clear();
       board.forget();
       passMetrics.forget();
-    } else {
-      // A new term starts with no alert or backup figures: poll after its first pass, as at start.
-      firstPoll = true;
     }
     logger.info({ leader }, leader ? "leadership acquired" : "leadership lost");
   });
+}
 
+async function startServer(deps: DaemonDeps, { board }: Parts, loop: PassLoop): Promise<HttpServer> {
+  const { settings, leadership, logger } = deps;
   const server = await startHttpServer(settings.listen, {
     registry: deps.registry,
     ready: () => board.ready || !leadership.isLeader(),
     status: () => board.snapshot(leadership.isLeader()),
     webhookToken: () => readCredential(settings.webhookToken),
+    statusToken: () => readCredential(settings.statusToken),
     onHook: (revision) =>
       loop.request({ trigger: "webhook", immediate: true, ...(revision ? { revision } : {}) }),
     logger,
+    ...(settings.httpLimits ? { limits: settings.httpLimits } : {}),
   });
   logger.info({ address: server.address }, "listening");
+  return server;
+}
 
-  let schedules: ReturnType<typeof startSchedules> | undefined;
-  try {
-    watcher = await watchSource(
-      settings.manifests,
-      (change) => {
-        logger.debug({ revision: change.revision, path: change.path }, "manifests changed");
-        loop.request({ trigger: "watch", ...(change.revision ? { revision: change.revision } : {}) });
-      },
-      logger,
-    );
-    schedules = startSchedules(
-      [
-        {
-          name: "reconcile",
-          pattern: settings.reconcileSchedule,
-          run: () => loop.request({ trigger: "schedule", immediate: true }),
-        },
-        { name: "poll", pattern: settings.pollSchedule, run: pollSafely },
-        {
-          name: "reassert",
-          pattern: settings.reassertSchedule,
-          run: () => loop.request({ trigger: "reassert", immediate: true, reassert: true }),
-        },
-      ],
-      logger,
-    );
-  } catch (error) {
-    await watcher?.close();
-    await server.close(0);
-    throw error;
-  }
-
-  loop.request({ trigger: "start", immediate: true });
-
-  return {
-    address: server.address,
-    loop,
-    board,
-    poll,
-    async stop(graceMs) {
-      schedules?.stop();
-      removeLeaderListener();
-      polls.abort(new Error("shutting down"));
-      await watcher?.close();
-      const ended = await loop.stop(graceMs);
-      await server.close(1_000);
-      return ended;
+function watchManifests(deps: DaemonDeps, loop: PassLoop): Promise<SourceWatcher> {
+  const { logger } = deps;
+  return watchSource(
+    deps.settings.manifests,
+    (change) => {
+      logger.debug({ revision: change.revision, path: change.path }, "manifests changed");
+      loop.request({ trigger: "watch", ...(change.revision ? { revision: change.revision } : {}) });
     },
-  };
+    logger,
+  );
+}
+
+function startTriggerSchedules(deps: DaemonDeps, loop: PassLoop, polls: Polls): Schedules {
+  const { settings } = deps;
+  return startSchedules(
+    [
+      {
+        name: "reconcile",
+        pattern: settings.reconcileSchedule,
+        run: () => loop.request({ trigger: "schedule", immediate: true }),
+      },
+      { name: "poll", pattern: settings.pollSchedule, run: polls.pollSafely },
+      {
+        name: "reassert",
+        pattern: settings.reassertSchedule,
+        run: () => loop.request({ trigger: "reassert", immediate: true, reassert: true }),
+      },
+    ],
+    deps.logger,
+  );
 }
 
 /**

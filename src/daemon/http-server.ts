@@ -1,10 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import type { Registry } from "prom-client";
 import { ConfigError } from "../errors.js";
+import { SETTINGS } from "../settings.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { StatusDocument } from "./status-board.js";
-import { isHookPath, presentedToken, tokenMatches } from "./webhook.js";
+import { bearerToken, isHookPath, presentedToken, tokenMatches } from "./webhook.js";
 
 export type HttpServerDeps = {
   registry: Registry;
@@ -13,14 +14,52 @@ export type HttpServerDeps = {
   status: () => StatusDocument;
   /** The webhook token now (re-read each request, so a rotated file is used); undefined: hook off. */
   webhookToken: () => string | undefined;
+  /** The bearer token /status requires now (re-read each request); undefined: /status is open. */
+  statusToken?: () => string | undefined;
   /** A valid `POST /hooks/sync` arrived; `revision` is git-sync's Gitsync-Hash header. */
   onHook: (revision: string | undefined) => void;
   logger: Logger;
+  /** Overrides of HTTP_SERVER_LIMITS (tests: short time-outs, a small cap). */
+  limits?: Partial<HttpServerLimits>;
+};
+
+/**
+ * What one client may hold of the server. Scrapes, probes and git-sync's webhook are short requests
+ * from a handful of clients; anything else is a stalled or hostile client, cut before it holds sockets
+ * or memory for long.
+ */
+export type HttpServerLimits = {
+  /** How long an idle keep-alive connection is kept for its next request. */
+  keepAliveTimeoutMs: number;
+  /** A connection with no traffic either way for this long is closed (one that never reads, too). */
+  idleTimeoutMs: number;
+  /** Time to receive a request's headers. */
+  headersTimeoutMs: number;
+  /** Time to receive a whole request. */
+  requestTimeoutMs: number;
+  /** Open connections at most; more are closed as they arrive. */
+  maxConnections: number;
+  /**
+   * Bytes of an answer the server keeps queued for a client at most: the rest is written as the client
+   * reads, so a client that never reads holds this much until the idle time-out closes it.
+   */
+  maxBufferedBytes: number;
+};
+
+export const HTTP_SERVER_LIMITS: HttpServerLimits = {
+  keepAliveTimeoutMs: 5_000,
+  idleTimeoutMs: 30_000,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 10_000,
+  maxConnections: 64,
+  maxBufferedBytes: 64 * 1024,
 };
 
 export type HttpServer = {
   /** The bound address, as `host:port` (port 0 becomes the real port). */
   address: string;
+  /** Open connections, and the bytes of answers queued for them and not yet taken by the kernel. */
+  connections(): { count: number; bufferedBytes: number };
   /** Stops accepting connections; open ones get `graceMs` to finish, then are cut. */
   close(graceMs: number): Promise<void>;
 };
@@ -30,79 +69,150 @@ export function parseListen(listen: string): { host: string; port: number } {
   const match = listen.match(/^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/);
   const port = Number(match?.[3]);
   if (!match || port > 65535) {
-    throw new ConfigError(`DRIFTLESS_LISTEN must be host:port (e.g. 0.0.0.0:9464), not "${listen}"`);
+    throw new ConfigError(`${SETTINGS.listen.env} must be host:port (e.g. 0.0.0.0:9464), not "${listen}"`);
   }
   return { host: match[1] ?? (match[2] || "0.0.0.0"), port };
 }
 
 /**
- * The HTTP server of `run`: /metrics, /healthz, /readyz, /status and POST /hooks/sync. Resolves once
- * listening; throws when the address cannot be bound.
+ * The HTTP server of `run`: /metrics, /healthz, /readyz, /status and POST /hooks/sync, within
+ * HTTP_SERVER_LIMITS. Resolves once listening; throws when the address cannot be bound.
  */
 export async function startHttpServer(listen: string, deps: HttpServerDeps): Promise<HttpServer> {
   const { host, port } = parseListen(listen);
-  const server = createServer((request, response) => {
-    handle(request, response, deps).catch((error) => {
+  const limits = { ...HTTP_SERVER_LIMITS, ...deps.limits };
+  const server = createLimitedServer(limits, (request, response) => {
+    handle(request, response, deps, limits).catch((error) => {
       deps.logger.error({ err: error }, "http handler failed");
-      if (!response.headersSent) send(response, 500, "text/plain", "internal error\n");
+      if (!response.headersSent) void send(response, limits, 500, "text/plain", "internal error\n");
       else response.destroy();
     });
   });
-  // Scrapes and probes are short; a stalled client must not hold a socket for ever.
-  server.requestTimeout = 10_000;
-  server.headersTimeout = 10_000;
-  await new Promise<void>((resolve, reject) => {
+  const sockets = openSockets(server);
+  await listenOn(server, port, host);
+  const bound = server.address() as AddressInfo;
+  const address =
+    bound.family === "IPv6" ? `[${bound.address}]:${bound.port}` : `${bound.address}:${bound.port}`;
+  return {
+    address,
+    connections: () => ({
+      count: sockets.size,
+      bufferedBytes: [...sockets].reduce((sum, socket) => sum + socket.writableLength, 0),
+    }),
+    close: (graceMs) => closeServer(server, graceMs),
+  };
+}
+
+function createLimitedServer(
+  limits: HttpServerLimits,
+  handler: (request: IncomingMessage, response: ServerResponse) => void,
+): Server {
+  const server = createServer(
+    {
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      // How often the two above are checked: at their own scale, not Node's default 30 s.
+      connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMs),
+    },
+    handler,
+  );
+  // Without a 'timeout' listener, Node destroys a socket idle for this long.
+  server.timeout = limits.idleTimeoutMs;
+  server.maxConnections = limits.maxConnections;
+  return server;
+}
+
+/** The server's open sockets, kept current, to report what they hold. */
+function openSockets(server: Server): Set<Socket> {
+  const sockets = new Set<Socket>();
+  server.on("connection", (socket: Socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
+  return sockets;
+}
+
+function listenOn(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => {
       server.off("error", reject);
       resolve();
     });
   });
-  const bound = server.address() as AddressInfo;
-  const address =
-    bound.family === "IPv6" ? `[${bound.address}]:${bound.port}` : `${bound.address}:${bound.port}`;
-  return { address, close: (graceMs) => closeServer(server, graceMs) };
 }
 
-async function handle(request: IncomingMessage, response: ServerResponse, deps: HttpServerDeps) {
+async function handle(
+  request: IncomingMessage,
+  response: ServerResponse,
+  deps: HttpServerDeps,
+  limits: HttpServerLimits,
+) {
+  const reply = (code: number, contentType: string, body: string, headers?: Record<string, string>) =>
+    send(response, limits, code, contentType, body, headers);
   const path = pathOf(request.url);
   // A scanner's odd request target (`//[`) is the client's error, not a server failure to log.
-  if (path === undefined) return send(response, 400, "text/plain", "bad request target\n");
-  if (isHookPath(path)) return hook(request, response, path, deps);
+  if (path === undefined) return reply(400, "text/plain", "bad request target\n");
+  if (isHookPath(path)) return hook(request, path, deps, reply);
   if (request.method !== "GET" && request.method !== "HEAD") {
-    return send(response, 405, "text/plain", "method not allowed\n", { allow: "GET, HEAD" });
+    return reply(405, "text/plain", "method not allowed\n", { allow: "GET, HEAD" });
   }
   switch (path) {
     case "/metrics":
-      return send(response, 200, deps.registry.contentType, await deps.registry.metrics());
+      return reply(200, deps.registry.contentType, await deps.registry.metrics());
     case "/healthz":
-      return send(response, 200, "text/plain", "ok\n");
+      return reply(200, "text/plain", "ok\n");
     case "/readyz":
       return deps.ready()
-        ? send(response, 200, "text/plain", "ready\n")
-        : send(response, 503, "text/plain", "waiting for the first reconcile pass\n");
+        ? reply(200, "text/plain", "ready\n")
+        : reply(503, "text/plain", "waiting for the first reconcile pass\n");
     case "/status":
-      return send(response, 200, "application/json", `${JSON.stringify(deps.status(), null, 2)}\n`);
+      // /status shows platform error texts and the lock holder: behind a token when one is set.
+      if (!statusAllowed(request, deps)) {
+        return reply(
+          401,
+          "text/plain",
+          `/status needs Authorization: Bearer <${SETTINGS.statusToken.env}>\n`,
+          {
+            "www-authenticate": "Bearer",
+          },
+        );
+      }
+      return reply(200, "application/json", `${JSON.stringify(deps.status(), null, 2)}\n`);
     default:
-      return send(response, 404, "text/plain", "not found\n");
+      return reply(404, "text/plain", "not found\n");
   }
 }
 
-async function hook(request: IncomingMessage, response: ServerResponse, path: string, deps: HttpServerDeps) {
+type Reply = (
+  code: number,
+  contentType: string,
+  body: string,
+  headers?: Record<string, string>,
+) => Promise<void>;
+
+function statusAllowed(request: IncomingMessage, deps: HttpServerDeps): boolean {
+  const expected = deps.statusToken?.();
+  if (expected === undefined) return true;
+  return tokenMatches(bearerToken(request), expected);
+}
+
+async function hook(request: IncomingMessage, path: string, deps: HttpServerDeps, reply: Reply) {
   // The body is unused (git-sync sends none); drained so the connection can be reused.
   request.resume();
   const expected = deps.webhookToken();
-  if (expected === undefined) return send(response, 404, "text/plain", "webhook is off\n");
-  if (request.method !== "POST") return send(response, 405, "text/plain", "use POST\n", { allow: "POST" });
+  if (expected === undefined) return reply(404, "text/plain", "webhook is off\n");
+  if (request.method !== "POST") return reply(405, "text/plain", "use POST\n", { allow: "POST" });
   const revision = header(request, "gitsync-hash");
   // Never log the path: it may carry the token.
   if (!tokenMatches(presentedToken(request, path), expected)) {
     deps.logger.warn({ remote: request.socket.remoteAddress, revision }, "webhook rejected: wrong token");
-    return send(response, 401, "text/plain", "wrong or missing token\n", { "www-authenticate": "Bearer" });
+    return reply(401, "text/plain", "wrong or missing token\n", { "www-authenticate": "Bearer" });
   }
   deps.logger.info({ revision }, "webhook accepted");
   deps.onHook(revision);
-  return send(response, 202, "application/json", `${JSON.stringify({ accepted: true, revision })}\n`);
+  return reply(202, "application/json", `${JSON.stringify({ accepted: true, revision })}\n`);
 }
 
 function pathOf(target = "/"): string | undefined {
@@ -118,15 +228,49 @@ function header(request: IncomingMessage, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-function send(
+async function send(
   response: ServerResponse,
+  limits: HttpServerLimits,
   code: number,
   contentType: string,
   body: string,
   headers: Record<string, string> = {},
-) {
-  response.writeHead(code, { "content-type": contentType, "cache-control": "no-store", ...headers });
-  response.end(response.req.method === "HEAD" ? undefined : body);
+): Promise<void> {
+  const bytes = Buffer.from(body);
+  response.writeHead(code, {
+    "content-type": contentType,
+    "cache-control": "no-store",
+    "content-length": String(bytes.length),
+    ...headers,
+  });
+  if (response.req.method === "HEAD") return void response.end();
+  await writeAsRead(response, bytes, limits.maxBufferedBytes);
+}
+
+/**
+ * Writes `body` no faster than the client takes it: a write is made only while less than the
+ * socket's high-water mark is queued, and is no larger than what keeps the queue under `maxBuffered`.
+ * A client that stops reading is left to the idle time-out, which closes the socket.
+ */
+async function writeAsRead(response: ServerResponse, body: Buffer, maxBuffered: number): Promise<void> {
+  const chunk = Math.max(1_024, maxBuffered - response.writableHighWaterMark);
+  for (let at = 0; at < body.length; at += chunk) {
+    if (response.destroyed) return;
+    if (!response.write(body.subarray(at, at + chunk))) await drainedOrClosed(response);
+  }
+  if (!response.destroyed) response.end();
+}
+
+function drainedOrClosed(response: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      response.off("drain", done);
+      response.off("close", done);
+      resolve();
+    };
+    response.on("drain", done);
+    response.on("close", done);
+  });
 }
 
 async function closeServer(server: Server, graceMs: number): Promise<void> {

@@ -8,8 +8,7 @@ export const HOOK_PATH = "/hooks/sync";
  * segment of `/hooks/sync/<token>` (git-sync's `--webhook-url` cannot send headers).
  */
 export function presentedToken(request: IncomingMessage, path: string): string | undefined {
-  const header = request.headers.authorization;
-  const bearer = header?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
+  const bearer = bearerToken(request);
   if (bearer) return bearer;
   const segment = path.slice(HOOK_PATH.length + 1);
   if (!segment || segment.includes("/")) return undefined;
@@ -18,6 +17,11 @@ export function presentedToken(request: IncomingMessage, path: string): string |
   } catch {
     return undefined;
   }
+}
+
+/** The token of an `Authorization: Bearer <token>` header, or undefined. */
+export function bearerToken(request: IncomingMessage): string | undefined {
+  return request.headers.authorization?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim() || undefined;
 }
 
 /**

@@ -1,0 +1,419 @@
+import { Option } from "commander";
+import { z } from "zod";
+import { ConfigError } from "./errors.js";
+
+/**
+ * Every setting of driftless, described once: its flag, its environment variable (and `_FILE` twin
+ * for a credential), its parser with its default, and its help text. The commander options, the zod
+ * Config, `--help` and the completion scripts all come from these tables; nothing else names a
+ * setting's variable or repeats its default.
+ */
+
+/**
+ * A credential given directly or as a file to read. Files are re-read on every use, so a rotated
+ * credential is picked up without a restart.
+ */
+export type Credential = { value: string } | { file: string };
+
+export type CommandName = "validate" | "plan" | "apply" | "run" | "simulator";
+
+export type Setting = {
+  /** Its environment variable; a flag given on the command line wins over it. */
+  env: string;
+  /**
+   * commander flags (`--state-dir <dir>`). None for a credential: a command line is visible to every
+   * user of the machine, so credentials come only from NAME or from the file named by NAME_FILE.
+   */
+  flag?: string;
+  /** A credential: NAME, or NAME_FILE naming a file re-read on every use. */
+  credential?: true;
+  /** The commands that take it; "program" for an option of driftless itself (before the command). */
+  commands: readonly CommandName[] | "program";
+  /** The values the flag accepts (checked by commander, offered by completion). */
+  choices?: readonly string[];
+  /** Parses the flag's or variable's text; its `.default()` is the setting's one default. */
+  parser: z.ZodType;
+  help: string;
+};
+
+export type SettingTable = Record<string, Setting>;
+
+const Url = z.url({ protocol: /^https?$/ });
+const Schedule = z.string().min(1);
+const Seconds = z.coerce.number({ error: "must be a number of seconds" }).positive();
+/** A boolean flag, or a variable of true/false (also 1/0, yes/no, on/off). */
+const Bool = z.union([z.boolean(), z.stringbool()], { error: "must be true or false" });
+const SecretValue = z.custom<Credential>().optional();
+const Port = z.coerce.number().int().min(0).max(65_535, { error: "must be a port number from 0 to 65535" });
+/** A comma- or space-separated list. */
+const List = z.preprocess(
+  (value) => (typeof value === "string" ? value.split(/[\s,]+/).filter(Boolean) : value),
+  z.array(z.string()),
+);
+
+const PLATFORM: readonly CommandName[] = ["plan", "apply", "run"];
+const MANIFESTS: readonly CommandName[] = ["validate", "plan", "apply", "run"];
+const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
+const OUTPUTS = ["text", "json"] as const;
+const STATE_STORES = ["file", "kubernetes"] as const;
+
+const logLevel = {
+  env: "DRIFTLESS_LOG_LEVEL",
+  flag: "--log-level <level>",
+  commands: "program",
+  choices: LOG_LEVELS,
+  parser: z.enum(LOG_LEVELS).default("info"),
+  help: "pino log level",
+} satisfies Setting;
+
+/** The settings of validate, plan, apply and run: the fields of Config. */
+export const SETTINGS = {
+  logLevel,
+  manifests: {
+    env: "DRIFTLESS_MANIFESTS",
+    flag: "--manifests <dir>",
+    commands: MANIFESTS,
+    parser: z.string().default("./manifests"),
+    help: "folder of manifests",
+  },
+  output: {
+    env: "DRIFTLESS_OUTPUT",
+    flag: "-o, --output <format>",
+    commands: ["validate", "plan", "apply"],
+    choices: OUTPUTS,
+    parser: z.enum(OUTPUTS).default("text"),
+    help: "text or json",
+  },
+  resolveSecrets: {
+    env: "DRIFTLESS_RESOLVE_SECRETS",
+    flag: "--resolve-secrets",
+    commands: ["validate"],
+    parser: Bool.default(false),
+    help: "also check that every referenced secret exists",
+  },
+  secretsDir: {
+    env: "DRIFTLESS_SECRETS_DIR",
+    flag: "--secrets-dir <dir>",
+    commands: MANIFESTS,
+    parser: z.string().default("/var/run/secrets/driftless"),
+    help: "the only folder fromFile secrets may read",
+  },
+  stateDir: {
+    env: "DRIFTLESS_STATE_DIR",
+    flag: "--state-dir <dir>",
+    commands: PLATFORM,
+    parser: z.string().default("./.driftless"),
+    help: "folder of the state store",
+  },
+  stateStore: {
+    env: "DRIFTLESS_STATE_STORE",
+    flag: "--state-store <kind>",
+    commands: PLATFORM,
+    choices: STATE_STORES,
+    parser: z.enum(STATE_STORES).default("file"),
+    help: "file or kubernetes",
+  },
+  stateKeyFile: {
+    env: "DRIFTLESS_STATE_KEY_FILE",
+    flag: "--state-key-file <file>",
+    commands: PLATFORM,
+    parser: z.string().min(1).optional(),
+    help: "file holding the key of the state's secret hashes, kept outside the state (unset: kept in the state)",
+  },
+  namespace: {
+    env: "DRIFTLESS_NAMESPACE",
+    flag: "--namespace <ns>",
+    commands: PLATFORM,
+    parser: z.string().optional(),
+    help: "namespace of the Lease and the state Secret (unset: the pod's own)",
+  },
+  managementUrl: {
+    env: "DRIFTLESS_MANAGEMENT_URL",
+    flag: "--management-url <url>",
+    commands: PLATFORM,
+    parser: Url.optional(),
+    help: "management API base URL (unset: built-in simulator)",
+  },
+  managementKeyId: {
+    env: "DRIFTLESS_MANAGEMENT_KEY_ID",
+    credential: true,
+    commands: PLATFORM,
+    parser: SecretValue,
+    help: "key id of the management API (required with DRIFTLESS_MANAGEMENT_URL)",
+  },
+  managementKeySecret: {
+    env: "DRIFTLESS_MANAGEMENT_KEY_SECRET",
+    credential: true,
+    commands: PLATFORM,
+    parser: SecretValue,
+    help: "key secret of the management API (required with DRIFTLESS_MANAGEMENT_URL)",
+  },
+  observabilityUrl: {
+    env: "DRIFTLESS_OBSERVABILITY_URL",
+    flag: "--observability-url <url>",
+    commands: PLATFORM,
+    parser: Url.optional(),
+    help: "observability API base URL (unset: built-in simulator)",
+  },
+  observabilityToken: {
+    env: "DRIFTLESS_OBSERVABILITY_TOKEN",
+    credential: true,
+    commands: PLATFORM,
+    parser: SecretValue,
+    help: "bearer token of the observability API (required with DRIFTLESS_OBSERVABILITY_URL)",
+  },
+  allowInsecure: {
+    env: "DRIFTLESS_ALLOW_INSECURE",
+    flag: "--allow-insecure",
+    commands: PLATFORM,
+    parser: Bool.default(false),
+    help: "accept an http:// platform URL that is not loopback (credentials travel in clear)",
+  },
+  maxServerWaitSeconds: {
+    env: "DRIFTLESS_MAX_SERVER_WAIT",
+    flag: "--max-server-wait <s>",
+    commands: PLATFORM,
+    parser: Seconds.default(300),
+    help: "longest Retry-After / X-RateLimit-Reset wait honoured, in seconds",
+  },
+  allowCreate: {
+    env: "DRIFTLESS_ALLOW_CREATE",
+    flag: "--allow-create <resources>",
+    commands: PLATFORM,
+    parser: List.default([]),
+    help: "comma-separated Kind/name whose earlier create has an Unknown outcome: allow one new create attempt",
+  },
+  listen: {
+    env: "DRIFTLESS_LISTEN",
+    flag: "--listen <host:port>",
+    commands: ["run"],
+    parser: z.string().default("0.0.0.0:9464"),
+    help: "address of the HTTP server",
+  },
+  reconcileSchedule: {
+    env: "DRIFTLESS_RECONCILE_SCHEDULE",
+    flag: "--reconcile-schedule <cron>",
+    commands: ["run"],
+    parser: Schedule.default("* * * * *"),
+    help: 'cron expression of full reconcile passes, or "off"',
+  },
+  pollSchedule: {
+    env: "DRIFTLESS_POLL_SCHEDULE",
+    flag: "--poll-schedule <cron>",
+    commands: ["run"],
+    parser: Schedule.default("* * * * *"),
+    help: 'cron expression of alert and backup polls, or "off"',
+  },
+  reassertSchedule: {
+    env: "DRIFTLESS_REASSERT_SCHEDULE",
+    flag: "--reassert-schedule <cron>",
+    commands: ["run"],
+    parser: Schedule.default("0 * * * *"),
+    help: 'cron expression of passes that also re-send unchanged resources (healing edits made behind git\'s back), or "off"',
+  },
+  webhookToken: {
+    env: "DRIFTLESS_WEBHOOK_TOKEN",
+    credential: true,
+    commands: ["run"],
+    parser: SecretValue,
+    help: "token of POST /hooks/sync (unset: the webhook is off)",
+  },
+  statusToken: {
+    env: "DRIFTLESS_STATUS_TOKEN",
+    credential: true,
+    commands: ["run"],
+    parser: SecretValue,
+    help: "bearer token GET /status requires (unset: /status is open)",
+  },
+  leaderElect: {
+    env: "DRIFTLESS_LEADER_ELECT",
+    flag: "--leader-elect [bool]",
+    commands: ["run"],
+    parser: Bool.default(false),
+    help: "only the holder of a Lease writes",
+  },
+  leaseDurationSeconds: {
+    env: "DRIFTLESS_LEADER_LEASE_DURATION",
+    flag: "--leader-lease-duration <s>",
+    commands: ["run"],
+    parser: Seconds.default(15),
+    help: "seconds others wait after the last renewal",
+  },
+  renewDeadlineSeconds: {
+    env: "DRIFTLESS_LEADER_RENEW_DEADLINE",
+    flag: "--leader-renew-deadline <s>",
+    commands: ["run"],
+    parser: Seconds.default(10),
+    help: "seconds a leader may fail to renew before it stops",
+  },
+  retryPeriodSeconds: {
+    env: "DRIFTLESS_LEADER_RETRY_PERIOD",
+    flag: "--leader-retry-period <s>",
+    commands: ["run"],
+    parser: Seconds.default(2),
+    help: "seconds between attempts to acquire or renew",
+  },
+} satisfies SettingTable;
+
+const SIMULATOR: readonly CommandName[] = ["simulator"];
+
+/** The settings of `driftless simulator`: the fields of SimulatorConfig. */
+export const SIMULATOR_SETTINGS = {
+  logLevel,
+  host: {
+    env: "DRIFTLESS_SIMULATOR_HOST",
+    flag: "--host <host>",
+    commands: SIMULATOR,
+    parser: z.string().min(1).default("127.0.0.1"),
+    help: "address to bind",
+  },
+  managementPort: {
+    env: "DRIFTLESS_SIMULATOR_MANAGEMENT_PORT",
+    flag: "--management-port <port>",
+    commands: SIMULATOR,
+    parser: Port.default(8124),
+    help: "port of the management API (0: any free)",
+  },
+  observabilityPort: {
+    env: "DRIFTLESS_SIMULATOR_OBSERVABILITY_PORT",
+    flag: "--observability-port <port>",
+    commands: SIMULATOR,
+    parser: Port.default(8125),
+    help: "port of the observability API (0: any free)",
+  },
+  fixture: {
+    env: "DRIFTLESS_SIMULATOR_FIXTURE",
+    flag: "--fixture <file>",
+    commands: SIMULATOR,
+    parser: z.string().min(1).optional(),
+    help: "YAML fixture of the initial platform state",
+  },
+  seed: {
+    env: "DRIFTLESS_SIMULATOR_SEED",
+    flag: "--seed <n>",
+    commands: SIMULATOR,
+    parser: z.coerce.number().int({ error: "must be an integer" }).optional(),
+    help: "seed of the fault injection's randomness",
+  },
+  rateLimit: {
+    env: "DRIFTLESS_SIMULATOR_RATE_LIMIT",
+    flag: "--rate-limit <on|off>",
+    commands: SIMULATOR,
+    choices: ["on", "off"],
+    parser: z.enum(["on", "off"]).default("on"),
+    help: "the platform's rate limits (10/10 s, 100/min)",
+  },
+  stateFile: {
+    env: "DRIFTLESS_SIMULATOR_STATE_FILE",
+    flag: "--state-file <file>",
+    commands: SIMULATOR,
+    parser: z.string().min(1).optional(),
+    help: "keep the simulated platform in this JSON file between runs (no credential is written)",
+  },
+  endpointReadyAfter: {
+    env: "DRIFTLESS_SIMULATOR_ENDPOINT_READY_AFTER",
+    flag: "--endpoint-ready-after <ms>",
+    commands: SIMULATOR,
+    parser: z.coerce.number().int().min(0, { error: "must be a whole number of milliseconds" }).optional(),
+    help: "how long a new reverse private endpoint stays Provisioning, in milliseconds (unset: the simulator's 5000)",
+  },
+} satisfies SettingTable;
+
+type Parsers<T extends SettingTable> = { [K in keyof T]: T[K]["parser"] };
+
+/** The zod object of a table: one field per setting, parsed by its parser. */
+export function schemaOf<T extends SettingTable>(table: T): z.ZodObject<Parsers<T>> {
+  const shape = Object.fromEntries(Object.entries(table).map(([key, setting]) => [key, setting.parser]));
+  return z.object(shape) as unknown as z.ZodObject<Parsers<T>>;
+}
+
+/** The settings of `table` that `command` takes ("program": driftless's own options). */
+export function settingsOf(table: SettingTable, command: CommandName | "program"): Array<[string, Setting]> {
+  return Object.entries(table).filter(([, setting]) =>
+    setting.commands === "program"
+      ? command === "program"
+      : setting.commands.includes(command as CommandName),
+  );
+}
+
+/** The default a setting's parser gives when it is unset, or undefined. */
+export function defaultOf(setting: Setting): unknown {
+  return setting.parser instanceof z.ZodDefault ? setting.parser.def.defaultValue : undefined;
+}
+
+/** `help (default: x; env: NAME)`, as `--help` shows it. */
+export function helpOf(setting: Setting): string {
+  const value = defaultOf(setting);
+  const shown = Array.isArray(value) ? (value.length > 0 ? value.join(",") : undefined) : value;
+  const extras = [
+    ...(shown !== undefined && shown !== false ? [`default: ${String(shown)}`] : []),
+    `env: ${setting.env}${setting.credential ? ` or ${setting.env}_FILE` : ""}`,
+  ];
+  return `${setting.help} (${extras.join("; ")})`;
+}
+
+/** The commander options of the flagged settings of `command`, in table order. */
+export function optionsOf(table: SettingTable, command: CommandName | "program"): Option[] {
+  return settingsOf(table, command).flatMap(([, setting]) => {
+    if (!setting.flag) return [];
+    const option = new Option(setting.flag, helpOf(setting));
+    return [setting.choices ? option.choices(setting.choices) : option];
+  });
+}
+
+/** The environment-only settings (credentials) of `command`, for the end of its `--help`. */
+export function environmentHelp(table: SettingTable, command: CommandName): string | undefined {
+  const lines = settingsOf(table, command)
+    .filter(([, setting]) => !setting.flag)
+    .map(([, setting]) => `  ${`${setting.env}[_FILE]`.padEnd(40)} ${setting.help}`);
+  return lines.length > 0
+    ? `\nEnvironment only (NAME_FILE names a file re-read on every use):\n${lines.join("\n")}`
+    : undefined;
+}
+
+/**
+ * The raw value of each setting of `table`: its flag when given on the command line, else its
+ * environment variable (a credential: {file} from NAME_FILE over {value} from NAME), else undefined
+ * for its parser's default. `flags` holds only what commander parsed from the command line.
+ */
+export function inputOf(
+  table: SettingTable,
+  flags: Record<string, unknown>,
+  env: Readonly<Record<string, string | undefined>>,
+): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(table).map(([key, setting]) => {
+      if (setting.credential) return [key, credentialFrom(setting.env, env)];
+      const flag = setting.flag ? flags[new Option(setting.flag).attributeName()] : undefined;
+      return [key, flag ?? env[setting.env]];
+    }),
+  );
+}
+
+function credentialFrom(
+  name: string,
+  env: Readonly<Record<string, string | undefined>>,
+): Credential | undefined {
+  const file = env[`${name}_FILE`];
+  if (file) return { file };
+  const value = env[name];
+  return value ? { value } : undefined;
+}
+
+/**
+ * `input` parsed by `schema`; throws ConfigError naming the environment variable of every bad
+ * setting, as users know them (`DRIFTLESS_MANAGEMENT_URL: Invalid URL`).
+ */
+export function parseSettings<S extends z.ZodType>(
+  schema: S,
+  table: SettingTable,
+  input: Record<string, unknown>,
+): z.infer<S> {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((issue) => {
+    const key = String(issue.path[0] ?? "");
+    return `${table[key]?.env ?? key}: ${issue.message}`;
+  });
+  throw new ConfigError(`invalid settings: ${problems.join("; ")}`);
+}
