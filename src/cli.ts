@@ -35,8 +35,8 @@ const opt = (flags: string, description: string, envName?: string) => {
   const option = new Option(flags, description);
   return envName ? option.env(envName) : option;
 };
-const output = () =>
-  opt("-o, --output <format>", "text or json", "DRIFTLESS_OUTPUT").choices(["text", "json"]).default("text");
+const output = (formats = ["text", "json"]) =>
+  opt("-o, --output <format>", formats.join(", "), "DRIFTLESS_OUTPUT").choices(formats).default("text");
 const manifestsArg = "[dir]";
 const manifestsHelp = "folder of manifests (default: $DRIFTLESS_MANIFESTS or ./manifests)";
 
@@ -185,7 +185,7 @@ for (const name of ["plan", "apply"] as const) {
     )
     .argument(manifestsArg, manifestsHelp)
     .addOption(common.manifests())
-    .addOption(output())
+    .addOption(output(name === "plan" ? ["text", "json", "markdown"] : undefined))
     .addOption(common.secretsDir())
     .addOption(common.stateDir())
     .addOption(common.stateStore())
@@ -196,9 +196,19 @@ for (const name of ["plan", "apply"] as const) {
     .action(
       action(async (flags, dir) => {
         const commands = await import("./commands/plan-apply.js");
-        const run = name === "plan" ? commands.planCommand : commands.applyCommand;
+        if (name === "plan" && typeof flags.base === "string") {
+          // No Config: plan --base reads no state, URL, credential or secret, not even their settings.
+          const manifests = dir ?? (flags.manifests as string | undefined) ?? "./manifests";
+          const output = flags.output as "text" | "json" | "markdown";
+          return commands.planBaseCommand({ manifests, base: flags.base, output }, io);
+        }
         const settings = config(flags, dir);
-        return run(
+        if (name === "plan") {
+          const output = flags.output as "text" | "json" | "markdown";
+          const secrets = flags.secrets as "read" | "skip";
+          return commands.planCommand(settings, { output, secrets, allowCreate: settings.allowCreate }, io);
+        }
+        return commands.applyCommand(
           settings,
           { output: flags.output as "text" | "json", allowCreate: settings.allowCreate },
           io,
@@ -206,6 +216,24 @@ for (const name of ["plan", "apply"] as const) {
       }),
     );
 }
+// plan's own flags (plan --base, -o markdown, --secrets) are added to the command made above.
+program.commands
+  .find((command) => command.name() === "plan")
+  ?.addOption(
+    opt(
+      "--base <git-ref|folder>",
+      "plan from manifests alone: the base (a git revision of the repository holding DIR, or a folder) stands for what the platform has",
+    ),
+  )
+  .addOption(
+    opt(
+      "--secrets <mode>",
+      "read: resolve secrets to compare them; skip: read no secret value",
+      "DRIFTLESS_SECRETS_MODE",
+    )
+      .choices(["read", "skip"])
+      .default("read"),
+  );
 
 program
   .command("run")

@@ -51,6 +51,8 @@ export type ResourceOutcome = { status: ResourceStatus; sent: PlanView[] };
 /** What `plan` shows: per resource, the first request an apply would send (or why none). */
 export type PlanReport = {
   revision?: string;
+  /** The state holds no record at all: every resource is planned as a first contact. */
+  stateEmpty: boolean;
   problems: Problem[];
   resources: PlanView[];
 };
@@ -135,7 +137,12 @@ function invalidStatus(id: string, problems: Problem[], record: ResourceRecord |
  */
 export async function planPass(
   deps: EngineDeps,
-  options: { reassert?: boolean; allowCreate?: readonly string[] } = {},
+  options: {
+    reassert?: boolean;
+    allowCreate?: readonly string[];
+    /** Replaces secret resolution (`plan --secrets skip`): the desired spec without reading any secret. */
+    desired?: (spec: Record<string, unknown>, record: ResourceRecord | undefined) => Record<string, unknown>;
+  } = {},
 ): Promise<PlanReport> {
   const pass = await startPass(deps);
   const base = contextOf(pass, deps);
@@ -147,7 +154,9 @@ export async function planPass(
       const id = resourceId(m);
       const record = pass.state.resources[id];
       try {
-        const resolved = resolveDesired(m.spec as Record<string, unknown>, deps.secrets, pass.state.salt);
+        const resolved = options.desired
+          ? options.desired(m.spec as Record<string, unknown>, record)
+          : resolveDesired(m.spec as Record<string, unknown>, deps.secrets, pass.state.salt);
         const spec = resolved instanceof Promise ? await resolved : resolved;
         const context = { ...base, reassert: options.reassert ?? false, allowCreate: allow.has(id) };
         resources.push(
@@ -166,6 +175,7 @@ export async function planPass(
   }
   return {
     ...(pass.set.revision ? { revision: pass.set.revision } : {}),
+    stateEmpty: Object.keys(pass.state.resources).length === 0,
     problems: pass.set.problems,
     resources,
   };
