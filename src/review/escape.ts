@@ -30,8 +30,10 @@ export function escapeLine(text: string): string {
  * controls) escaped too. They can only occur inside strings, where `\uXXXX` means the same character.
  */
 export function escapeJson(json: string): string {
-  return json.replace(UNSAFE, codeOf);
+  return json.replace(LEFT_RAW_BY_JSON, codeOf);
 }
+
+const LEFT_RAW_BY_JSON = /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 /** True when `text` holds a character escapeLine would escape. */
 export const hasUnsafe = (text: string): boolean => new RegExp(UNSAFE.source).test(text);
