@@ -47,7 +47,13 @@ async function writeManifests(dir, perFile, changed) {
 async function seedState(manifests, stateDir) {
   const file = createFileStore(stateDir);
   let latest;
-  const store = { load: () => file.load(), save: async (s) => void (latest = s), close: async () => {} };
+  const store = {
+    load: () => file.load(),
+    save: async (state) => {
+      latest = state;
+    },
+    close: async () => {},
+  };
   const send = async (request) => {
     const tiles = Array.isArray(request.body.tiles)
       ? request.body.tiles.map((t, i) => ({ ...t, id: t.id ?? `tile-${i}` }))
