@@ -4,7 +4,7 @@ import { exitCodeOf, formatView, renderPlan, summarize } from "../plan/render.js
 import { type PlanView, relabelView } from "../plan/view.js";
 import { createReconciler, type EngineDeps, planPass, type ResourceOutcome } from "../reconcile/engine.js";
 import { planAgainstBase } from "../review/base-plan.js";
-import { escapeJson } from "../review/escape.js";
+import { escapeJson, escapeLine } from "../review/escape.js";
 import { renderMarkdown } from "../review/markdown.js";
 import { NOT_COMPARED, withoutSecretValues } from "../review/secret-references.js";
 import { createLogger } from "../telemetry/logger.js";
@@ -164,7 +164,7 @@ export async function applyCommand(config: Config, options: PlanApplyOptions, io
       });
       const count = (status: string) => result.statuses.filter((s) => s.status === status).length;
       if (options.output === "json") {
-        io.out(JSON.stringify({ ...result, sent, exitCode: result.ok ? 0 : 1 }, null, 2));
+        io.out(escapeJson(JSON.stringify({ ...result, sent, exitCode: result.ok ? 0 : 1 }, null, 2)));
       } else {
         const problems = result.manifestErrors;
         io.out(
@@ -198,7 +198,7 @@ function engineDeps(
 /** `Synced   DataPipe/x  PATCH /v1/...` plus the diff of what was sent, or the reason it is not Synced. */
 function progressLine({ status, sent }: ResourceOutcome): string {
   const head = `${status.status.padEnd(8)} ${status.kind}/${status.name}`;
-  const lines = [head + (status.message ? `  ${status.message}` : "")];
+  const lines = [escapeLine(head + (status.message ? `  ${status.message}` : ""))];
   for (const view of sent) lines.push(...formatView(view).map((line) => `    ${line}`));
   return lines.join("\n");
 }
