@@ -246,6 +246,28 @@ describe("driftless plan --base (built CLI, temporary git repository)", () => {
     expect(markdown).not.toMatch(/^~ ApiKey\/forged/m);
   });
 
+  it("keeps the Markdown of a 5,000-resource change under GitHub's comment limit, with a truncation note", async () => {
+    const keys = (suffix: string) =>
+      Array.from(
+        { length: 5_000 },
+        (_, i) =>
+          `apiVersion: driftless/v1\nkind: ApiKey\nmetadata:\n  name: k-${i}\nspec:\n  organizationId: 9a1c5e2f-3b4d-4c6e-8f70-1a2b3c4d5e6f\n  keyId: 0a0b0c0d-0000-4000-8000-${String(i).padStart(12, "0")}\n  name: key-${i}${suffix}\n`,
+      ).join("---\n");
+    await writeFile(join(dir, "many-keys.yaml"), keys(""));
+    git("add", ".");
+    git("commit", "-qm", "5,000 keys");
+    await writeFile(join(dir, "many-keys.yaml"), keys("-renamed"));
+
+    const result = plan(["-o", "markdown"]);
+
+    expect(result.code).toBe(2);
+    expect(result.stdout.length).toBeLessThan(65_536);
+    expect(result.stdout).toContain("| to send | 5000 |");
+    expect(result.stdout).toMatch(
+      /\*\*\d+ more block\(s\) not shown\*\*: a comment is limited to 65536 characters/,
+    );
+  });
+
   it("takes another folder as the base", async () => {
     const other = join(root, "base-folder");
     await cp(dir, other, { recursive: true });

@@ -80,6 +80,21 @@ describe("plan output", () => {
     expect(text).toContain(String.raw`"x\n~ ApiKey/forged: PATCH /v1/forged\r\u001b[2K\u009b31m`);
   });
 
+  it("escapes a hostile field name (a settings key from a manifest) like a value", () => {
+    const view = {
+      ...patch("k", "v"),
+      changes: [{ path: `settings.${HOSTILE}`, to: 1, op: "set" as const }],
+    };
+
+    const text = renderPlan([view], []);
+    const markdown = renderMarkdown({ views: [view], problems: [] });
+
+    expect(text).not.toMatch(RAW_CONTROL);
+    expect(text.split("\n")).toHaveLength(3);
+    expect(markdown).not.toMatch(RAW_CONTROL);
+    expect(markdown.match(/^<details>/gm)).toHaveLength(1);
+  });
+
   it("quotes a manifest value in parentheses that is not one of the plan's own placeholders", () => {
     const text = renderPlan([patch("k", "(unchanged) -> (changed)")], []);
 
