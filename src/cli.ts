@@ -3,7 +3,7 @@ import { Argument, Command } from "commander";
 import type { z } from "zod";
 import type { Io } from "./commands/io.js";
 import { Config, SimulatorConfig } from "./config.js";
-import { isDriftlessError, messageOf } from "./errors.js";
+import { ConfigError, isDriftlessError, messageOf } from "./errors.js";
 import {
   type CommandName,
   environmentHelp,
@@ -66,6 +66,12 @@ function parsedSettings<S extends z.ZodType>(
 }
 const config = (used: Command, dir?: string): Config => parsedSettings(Config, SETTINGS, used, dir);
 
+/** The output of validate and apply: markdown is a pull-request comment of plan's only. */
+function textOrJson(output: Config["output"]): "text" | "json" {
+  if (output === "markdown") throw new ConfigError("--output markdown (DRIFTLESS_OUTPUT) is for plan only");
+  return output;
+}
+
 /** Runs a command's module and exits with its code; a thrown error is printed and exits 1. */
 function action(run: (used: Command, argument?: string) => Promise<number>) {
   return async (...args: unknown[]) => {
@@ -88,11 +94,8 @@ command("validate", "parse and validate every manifest offline (exit 0 valid, 1 
     action(async (used, dir) => {
       const { validateCommand } = await import("./commands/validate.js");
       const settings = config(used, dir);
-      return validateCommand(
-        settings,
-        { output: settings.output, resolveSecrets: settings.resolveSecrets },
-        io,
-      );
+      const output = textOrJson(settings.output);
+      return validateCommand(settings, { output, resolveSecrets: settings.resolveSecrets }, io);
     }),
   );
 
@@ -103,9 +106,13 @@ command(
   .addArgument(manifestsArgument())
   .action(
     action(async (used, dir) => {
-      const { planCommand } = await import("./commands/plan-apply.js");
+      const { planBaseCommand, planCommand } = await import("./commands/plan-apply.js");
       const settings = config(used, dir);
-      return planCommand(settings, { output: settings.output, allowCreate: settings.allowCreate }, io);
+      const { output, base } = settings;
+      // plan --base reads no state, URL, credential or secret: only the two sets of manifests.
+      if (base) return planBaseCommand({ manifests: settings.manifests, base, output }, io);
+      const secrets = settings.secretsMode;
+      return planCommand(settings, { output, secrets, allowCreate: settings.allowCreate }, io);
     }),
   );
 
@@ -115,7 +122,8 @@ command("apply", "one reconcile pass, then exit (exit 0 all in sync, 1 any resou
     action(async (used, dir) => {
       const { applyCommand } = await import("./commands/plan-apply.js");
       const settings = config(used, dir);
-      return applyCommand(settings, { output: settings.output, allowCreate: settings.allowCreate }, io);
+      const output = textOrJson(settings.output);
+      return applyCommand(settings, { output, allowCreate: settings.allowCreate }, io);
     }),
   );
 

@@ -54,7 +54,7 @@ const List = z.preprocess(
 const PLATFORM: readonly CommandName[] = ["plan", "apply", "run"];
 const MANIFESTS: readonly CommandName[] = ["validate", "plan", "apply", "run"];
 const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
-const OUTPUTS = ["text", "json"] as const;
+const OUTPUTS = ["text", "json", "markdown"] as const;
 const STATE_STORES = ["file", "kubernetes"] as const;
 
 const logLevel = {
@@ -82,7 +82,22 @@ export const SETTINGS = {
     commands: ["validate", "plan", "apply"],
     choices: OUTPUTS,
     parser: z.enum(OUTPUTS).default("text"),
-    help: "text or json",
+    help: "text or json; plan also markdown (a pull-request comment)",
+  },
+  base: {
+    env: "DRIFTLESS_PLAN_BASE",
+    flag: "--base <git-ref|folder>",
+    commands: ["plan"],
+    parser: z.string().min(1).optional(),
+    help: "plan from the manifests alone: the base (a git revision of the repository holding the manifests, or a folder) stands for what the platform has; reads no state, credential, secret or network",
+  },
+  secretsMode: {
+    env: "DRIFTLESS_SECRETS_MODE",
+    flag: "--secrets <mode>",
+    commands: ["plan"],
+    choices: ["read", "skip"],
+    parser: z.enum(["read", "skip"]).default("read"),
+    help: "read: resolve secrets to compare them; skip: read no secret value (plan in CI)",
   },
   resolveSecrets: {
     env: "DRIFTLESS_RESOLVE_SECRETS",

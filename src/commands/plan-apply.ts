@@ -1,8 +1,13 @@
 import type { Config } from "../config.js";
-import { formatView, renderPlan, summarize } from "../plan/render.js";
-import type { PlanView } from "../plan/view.js";
+import { escapeJson, escapeLine } from "../escape.js";
+import type { Problem } from "../manifests/problem.js";
+import { exitCodeOf, formatView, renderPlan, summarize } from "../plan/render.js";
+import { type PlanView, relabelView } from "../plan/view.js";
 import { createReconciler, planPass } from "../reconcile/engine.js";
 import type { EngineDeps, ResourceOutcome } from "../reconcile/types.js";
+import { planAgainstBase } from "../review/base-plan.js";
+import { renderMarkdown } from "../review/markdown.js";
+import { NOT_COMPARED, withoutSecretValues } from "../review/secret-references.js";
 import { createLogger } from "../telemetry/logger.js";
 import type { Io, OutputFormat } from "./io.js";
 import { createPlatform, createStateStore, managementKeyIdOf } from "./platform.js";
@@ -13,34 +18,121 @@ export type PlanApplyOptions = {
   allowCreate?: readonly string[];
 };
 
+/** `plan` also prints a pull-request comment. */
+export type PlanOutputFormat = OutputFormat | "markdown";
+
+export type PlanOptions = Omit<PlanApplyOptions, "output"> & {
+  output: PlanOutputFormat;
+  /** `skip`: plan without reading any secret value (default `read`). */
+  secrets?: "read" | "skip";
+};
+
+/** Bumped when a field of the JSON document changes meaning or goes away (new fields do not bump it). */
+export const PLAN_FORMAT_VERSION = 1;
+
+const FIRST_CONTACT =
+  "the state holds no record: every resource is planned as a first contact. The daemon's state is not available here, so this shows what a first apply would send, not what the running daemon will send next.";
+const SECRETS_SKIPPED =
+  "secret values were not read (--secrets skip): a changed secret value cannot be seen, and secret fields show (not compared).";
+
+/** What every output of a plan is made of, state-based or `--base`. */
+export type PlanDocument = {
+  mode: "state" | "base";
+  revision?: string;
+  /** `--base`: the git revision (or folder) taken as what the platform has. */
+  base?: { ref: string; revision?: string; folder?: string };
+  firstContact?: boolean;
+  secrets: "read" | "skip" | "reference";
+  notices: string[];
+  problems: Problem[];
+  resources: PlanView[];
+};
+
+/** Prints `doc` as `format` and returns the exit code: 0 nothing changes, 2 changes, 1 errors. */
+export function printPlan(doc: PlanDocument, format: PlanOutputFormat, io: Io, fullCommand: string): number {
+  const summary = summarize(doc.resources, doc.problems);
+  const exitCode = exitCodeOf(summary);
+  const base = doc.base ? `${doc.base.ref}${doc.base.revision ? ` (${doc.base.revision})` : ""}` : undefined;
+  if (format === "json") {
+    io.out(
+      escapeJson(JSON.stringify({ formatVersion: PLAN_FORMAT_VERSION, ...doc, summary, exitCode }, null, 2)),
+    );
+  } else if (format === "markdown") {
+    io.out(
+      renderMarkdown({
+        views: doc.resources,
+        problems: doc.problems,
+        notices: doc.notices,
+        fullCommand,
+        ...(doc.revision ? { revision: doc.revision } : {}),
+        ...(base ? { base } : {}),
+      }),
+    );
+  } else {
+    io.out(
+      renderPlan(doc.resources, doc.problems, {
+        notices: doc.notices,
+        ...(doc.revision ? { revision: doc.revision } : {}),
+        ...(base ? { base } : {}),
+      }),
+    );
+  }
+  return exitCode;
+}
+
 /**
  * `driftless plan`: what an apply would send, per resource, with secrets masked. Reads the state
  * without its lock and sends nothing. Exit 0 nothing to do, 2 changes pending, 1 error (a manifest
- * problem, a refused change, an unknown outcome, a secret that cannot be read).
+ * problem, a refused change, an unknown outcome, a secret that cannot be read). With `secrets: "skip"`
+ * no secret is read and none can be the cause of an error.
  */
-export async function planCommand(config: Config, options: PlanApplyOptions, io: Io): Promise<number> {
+export async function planCommand(config: Config, options: PlanOptions, io: Io): Promise<number> {
   const logger = createLogger(config.logLevel);
   const store = createStateStore(config, { logger, readOnly: true });
+  const skip = options.secrets === "skip";
   try {
     const report = await planPass(engineDeps(config, io, logger, store), {
       ...(options.allowCreate ? { allowCreate: options.allowCreate } : {}),
+      ...(skip ? { desired: withoutSecretValues } : {}),
     });
-    const summary = summarize(report.resources, report.problems);
-    const code =
-      summary.invalid + summary.errors + summary.unknown > 0
-        ? 1
-        : summary.toSend + summary.toAdopt + summary.waiting > 0
-          ? 2
-          : 0;
-    if (options.output === "json") {
-      io.out(JSON.stringify({ ...report, summary, exitCode: code }, null, 2));
-    } else {
-      io.out(renderPlan(report.resources, report.problems, report.revision));
-    }
-    return code;
+    const notices = [...(report.stateEmpty ? [FIRST_CONTACT] : []), ...(skip ? [SECRETS_SKIPPED] : [])];
+    const doc: PlanDocument = {
+      mode: "state",
+      ...(report.revision ? { revision: report.revision } : {}),
+      firstContact: report.stateEmpty,
+      secrets: skip ? "skip" : "read",
+      notices,
+      problems: report.problems,
+      resources: skip ? report.resources.map((view) => relabelView(view, NOT_COMPARED)) : report.resources,
+    };
+    return printPlan(doc, options.output, io, "driftless plan");
   } finally {
     await store.close();
   }
+}
+
+export type PlanBaseOptions = { manifests: string; base: string; output: PlanOutputFormat };
+
+/**
+ * `driftless plan --base <git-ref|folder> [DIR]`: what merging would send, from the manifests alone.
+ * Reads no state, setting, credential or secret value and opens no connection. Exit codes as `plan`.
+ */
+export async function planBaseCommand(options: PlanBaseOptions, io: Io): Promise<number> {
+  const plan = await planAgainstBase(options.manifests, options.base);
+  const doc: PlanDocument = {
+    mode: "base",
+    ...(plan.head.revision ? { revision: plan.head.revision } : {}),
+    base: {
+      ref: plan.base.ref,
+      ...(plan.base.commit ? { revision: plan.base.commit } : {}),
+      ...(plan.base.folder ? { folder: plan.base.folder } : {}),
+    },
+    secrets: "reference",
+    notices: plan.notices,
+    problems: plan.problems,
+    resources: plan.resources,
+  };
+  return printPlan(doc, options.output, io, `driftless plan --base ${options.base} ${options.manifests}`);
 }
 
 /**
@@ -73,7 +165,7 @@ export async function applyCommand(config: Config, options: PlanApplyOptions, io
       });
       const count = (status: string) => result.statuses.filter((s) => s.status === status).length;
       if (options.output === "json") {
-        io.out(JSON.stringify({ ...result, sent, exitCode: result.ok ? 0 : 1 }, null, 2));
+        io.out(escapeJson(JSON.stringify({ ...result, sent, exitCode: result.ok ? 0 : 1 }, null, 2)));
       } else {
         const problems = result.manifestErrors;
         io.out(
@@ -107,7 +199,7 @@ function engineDeps(
 /** `Synced   DataPipe/x  PATCH /v1/...` plus the diff of what was sent, or the reason it is not Synced. */
 function progressLine({ status, sent }: ResourceOutcome): string {
   const head = `${status.status.padEnd(8)} ${status.kind}/${status.name}`;
-  const lines = [head + (status.message ? `  ${status.message}` : "")];
+  const lines = [escapeLine(head + (status.message ? `  ${status.message}` : ""))];
   for (const view of sent) lines.push(...formatView(view).map((line) => `    ${line}`));
   return lines.join("\n");
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { hasUnsafe } from "../escape.js";
 
 /**
  * Field schemas shared by the kinds, and the Kubernetes-style envelope every manifest has. Messages
@@ -20,6 +21,9 @@ export const NonEmpty = z.string().min(1, { error: "must not be empty" });
  */
 export const PathId = NonEmpty.refine((id) => id !== "." && id !== "..", {
   error: "must be an id, not . or .. (it becomes a step of the request's URL path)",
+}).refine((id) => !hasUnsafe(id), {
+  error:
+    "must not hold control characters or lone surrogates (it becomes part of the request's URL path and of the plan reviewers read)",
 });
 
 /** An integer in [min, max]; the seeds type many settings as integers, so 1.5 is an error, not 1. */

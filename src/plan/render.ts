@@ -1,20 +1,36 @@
+import { escapeLine } from "../escape.js";
 import { formatProblem, type Problem } from "../manifests/problem.js";
-import type { Change, Outcome } from "./types.js";
-import type { PlanView } from "./view.js";
+import type { Change } from "./types.js";
+import type { PlanView, ViewOutcome } from "./view.js";
 
-/** How `plan` prints: one block per resource that is not in sync, then a summary line. */
+/**
+ * How `plan` prints, shared by the state-based plan and `plan --base`: one block per resource that is
+ * not in sync, then a summary line. Every line is escaped (escapeLine): a value from a manifest can
+ * never start a line of its own or colour the terminal.
+ */
 
-const MARK: Record<Outcome, string> = {
+const MARK: Record<ViewOutcome, string> = {
   none: "=",
   send: "~",
   adopt: "@",
   wait: "…",
   refuse: "!",
   unknown: "?",
+  unmanaged: "-",
 };
 
+/** `+` for a request that creates an object (POST), else the outcome's mark. */
+export function markOf(view: PlanView): string {
+  return view.request?.method === "POST" ? "+" : MARK[view.outcome];
+}
+
+// The placeholders planners put in diffs (secret masks, tile notes). Any other string is quoted, so a
+// manifest value cannot pass itself off as one of them.
+const PLACEHOLDER =
+  /^\((?:changed|unchanged|secret|not compared|reference changed|reference unchanged|new tile: the platform assigns its id|tile [^()"]*)\)$/;
+
 const show = (value: unknown): string =>
-  typeof value === "string" && value.startsWith("(") ? value : JSON.stringify(value);
+  typeof value === "string" && PLACEHOLDER.test(value) ? value : JSON.stringify(value);
 
 /** One diff line: `path: old -> new`, `+ path: entry`, `- path: entry`. */
 export function formatChange(change: Change): string {
@@ -25,32 +41,44 @@ export function formatChange(change: Change): string {
   return `  ${change.path}: ${show(change.from)} -> ${show(change.to)}`;
 }
 
+/** `Kind/name`, with the former name of a rename. */
+export function titleOf(view: PlanView): string {
+  const id = `${view.kind}/${view.name}`;
+  return view.renamedFrom ? `${id} (renamed from ${view.kind}/${view.renamedFrom})` : id;
+}
+
+const LABEL: Record<ViewOutcome, string> = {
+  none: "in sync",
+  adopt: "adopt",
+  wait: "waits",
+  refuse: "error",
+  unknown: "unknown",
+  unmanaged: "no longer managed",
+  send: "",
+};
+
+/** The lines of one resource, each escaped; the first is `<mark> Kind/name: ...`. */
 export function formatView(view: PlanView): string[] {
-  const head = `${MARK[view.outcome]} ${view.kind}/${view.name}`;
+  const head = `${markOf(view)} ${titleOf(view)}`;
   const lines: string[] = [];
   if (view.request) {
     lines.push(`${head}: ${view.request.method} ${view.request.path}`);
     for (const change of view.changes) lines.push(`    ${formatChange(change)}`);
     if (view.changes.length === 0) lines.push(`    (${view.reason}: the desired fields are sent again)`);
     if (view.followUp) lines.push(`    then: ${view.followUp}`);
-    return lines;
+  } else {
+    lines.push(`${head}: ${LABEL[view.outcome]}: ${view.reason}`);
+    for (const change of view.changes) lines.push(`    ${formatChange(change)}`);
   }
-  const label = {
-    none: "in sync",
-    adopt: "adopt",
-    wait: "waits",
-    refuse: "error",
-    unknown: "unknown",
-    send: "",
-  }[view.outcome];
-  lines.push(`${head}: ${label}: ${view.reason}`);
-  for (const change of view.changes) lines.push(`    ${formatChange(change)}`);
-  return lines;
+  for (const note of view.notes ?? []) lines.push(`    note: ${note}`);
+  return lines.map(escapeLine);
 }
 
-/** Counts of outcomes, for the summary line and `--output json`. */
+export type PlanSummary = ReturnType<typeof summarize>;
+
+/** Counts of outcomes, for the summary line, `--output json` and the Markdown table. */
 export function summarize(views: readonly PlanView[], problems: readonly Problem[]) {
-  const count = (outcome: Outcome) => views.filter((v) => v.outcome === outcome).length;
+  const count = (outcome: ViewOutcome) => views.filter((v) => v.outcome === outcome).length;
   return {
     toSend: count("send"),
     toAdopt: count("adopt"),
@@ -59,21 +87,40 @@ export function summarize(views: readonly PlanView[], problems: readonly Problem
     errors: count("refuse"),
     unknown: count("unknown"),
     invalid: problems.length,
+    unmanaged: count("unmanaged"),
   };
 }
+
+/**
+ * 1 when anything is wrong (a manifest problem, a refusal, an unknown outcome), 2 when something
+ * would be sent, adopted, waited for, or stops being managed, 0 when nothing changes.
+ */
+export function exitCodeOf(s: PlanSummary): 0 | 1 | 2 {
+  if (s.invalid + s.errors + s.unknown > 0) return 1;
+  return s.toSend + s.toAdopt + s.waiting + s.unmanaged > 0 ? 2 : 0;
+}
+
+/** The last line of the text output. */
+export function summaryLine(s: PlanSummary): string {
+  const unmanaged = s.unmanaged > 0 ? `, ${s.unmanaged} no longer managed` : "";
+  return `Plan: ${s.toSend} to send, ${s.toAdopt} to adopt, ${s.inSync} in sync, ${s.waiting} waiting, ${s.errors} error(s), ${s.unknown} unknown, ${s.invalid} manifest problem(s)${unmanaged}.`;
+}
+
+/** What the text output starts with: the revision(s) and the notices a reviewer must not miss. */
+export type PlanHeader = { revision?: string; base?: string; notices?: readonly string[] };
 
 export function renderPlan(
   views: readonly PlanView[],
   problems: readonly Problem[],
-  revision?: string,
+  header: PlanHeader | string = {},
 ): string {
+  const { revision, base, notices = [] } = typeof header === "string" ? { revision: header } : header;
   const lines: string[] = [];
-  if (revision) lines.push(`revision ${revision}`);
-  for (const problem of problems) lines.push(`x ${formatProblem(problem)}`);
+  if (base) lines.push(escapeLine(`base ${base}`));
+  if (revision) lines.push(escapeLine(`revision ${revision}`));
+  for (const notice of notices) lines.push(escapeLine(`NOTE: ${notice}`));
+  for (const problem of problems) lines.push(escapeLine(`x ${formatProblem(problem)}`));
   for (const view of views) if (view.outcome !== "none") lines.push(...formatView(view));
-  const s = summarize(views, problems);
-  lines.push(
-    `Plan: ${s.toSend} to send, ${s.toAdopt} to adopt, ${s.inSync} in sync, ${s.waiting} waiting, ${s.errors} error(s), ${s.unknown} unknown, ${s.invalid} manifest problem(s).`,
-  );
+  lines.push(summaryLine(summarize(views, problems)));
   return lines.join("\n");
 }

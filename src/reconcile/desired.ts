@@ -1,5 +1,11 @@
 import type { Kind, ManifestOf } from "../manifests/manifest.js";
-import { resolveSecret, type SecretField, type SecretSources, secretFields } from "../manifests/secrets.js";
+import {
+  resolveSecret,
+  type SecretField,
+  type SecretRef,
+  type SecretSources,
+  secretFields,
+} from "../manifests/secrets.js";
 import { hashSecret, Secret } from "../plan/secret.js";
 import type { Specs } from "../plan/types.js";
 
@@ -14,24 +20,45 @@ export function resolveDesired<K extends Kind>(
   salt: string,
 ): Specs[K] | Promise<Specs[K]> {
   const fields = secretFields(manifest.spec, []);
-  // The walk replaces exactly the references, which is what Specs[K] says of the manifest's spec type.
   // Most specs hold no secret: answered synchronously, which a pass over 10,000 resources notices.
-  if (fields.length === 0) return manifest.spec as Specs[K];
-  return resolveFields(manifest.spec, fields, sources, salt) as Promise<Specs[K]>;
+  if (fields.length === 0) return withLeaves(manifest, fields, () => undefined);
+  return Promise.all(fields.map((field) => resolveSecret(field.ref, sources))).then((values) =>
+    withLeaves(manifest, fields, (index) => {
+      const value = values[index] ?? "";
+      return new Secret(value, hashSecret(value, salt));
+    }),
+  );
 }
 
-async function resolveFields(
-  spec: object,
-  fields: SecretField[],
-  sources: SecretSources,
-  salt: string,
-): Promise<object> {
-  const desired = structuredClone(spec);
-  for (const { path, ref } of fields) {
-    const value = await resolveSecret(ref, sources);
-    setAt(desired, path, new Secret(value, hashSecret(value, salt)));
-  }
-  return desired;
+/**
+ * The desired spec of a manifest with each secret reference replaced by `leaf(ref, path)`, for plans
+ * made without the secret values (a Secret whose hash stands for what can be compared).
+ */
+export function desiredWith<K extends Kind>(
+  manifest: ManifestOf<K>,
+  leaf: (ref: SecretRef, path: readonly (string | number)[]) => Secret,
+): Specs[K] {
+  const fields = secretFields(manifest.spec, []);
+  return withLeaves(manifest, fields, (index) => {
+    const field = fields[index];
+    return field ? leaf(field.ref, field.path) : undefined;
+  });
+}
+
+/**
+ * The spec with the leaf of each field in place of its reference; the spec itself when it has none.
+ * The one place a spec's type changes: the walk replaces exactly the references, which is what Specs[K]
+ * says of the manifest's spec type.
+ */
+function withLeaves<K extends Kind>(
+  manifest: ManifestOf<K>,
+  fields: readonly SecretField[],
+  leaf: (index: number) => Secret | undefined,
+): Specs[K] {
+  if (fields.length === 0) return manifest.spec as Specs[K];
+  const desired: object = structuredClone(manifest.spec);
+  fields.forEach((field, index) => setAt(desired, field.path, leaf(index)));
+  return desired as Specs[K];
 }
 
 function setAt(target: object, path: readonly (string | number)[], value: unknown): void {

@@ -1,11 +1,11 @@
 import { messageOf } from "../errors.js";
 import { loadSettled } from "../manifests/load.js";
-import type { Manifest } from "../manifests/manifest.js";
+import type { Kind, Manifest, ManifestOf } from "../manifests/manifest.js";
 import { formatProblem, type Problem } from "../manifests/problem.js";
 import { mapLimited } from "../map-limited.js";
 import { phaseOf, planResource } from "../plan/planners.js";
 import { READY } from "../plan/reverse-private-endpoint.js";
-import { type EndpointRef, PHASES, type Phase, type PlanContext } from "../plan/types.js";
+import { type EndpointRef, PHASES, type Phase, type PlanContext, type Specs } from "../plan/types.js";
 import { member } from "../plan/values.js";
 import { type PlanView, viewOf } from "../plan/view.js";
 import { parseResourceId, resourceId } from "../resources.js";
@@ -31,6 +31,8 @@ import type {
 /** What `plan` shows: per resource, the first request an apply would send (or why none). */
 export type PlanReport = {
   revision?: string;
+  /** The state holds no record at all: every resource is planned as a first contact. */
+  stateEmpty: boolean;
   problems: Problem[];
   resources: PlanView[];
 };
@@ -108,7 +110,12 @@ function invalidStatus(id: string, problems: Problem[], record: ResourceRecord |
  */
 export async function planPass(
   deps: EngineDeps,
-  options: { reassert?: boolean; allowCreate?: readonly string[] } = {},
+  options: {
+    reassert?: boolean;
+    allowCreate?: readonly string[];
+    /** Replaces secret resolution (`plan --secrets skip`): the desired spec without reading any secret. */
+    desired?: <K extends Kind>(manifest: ManifestOf<K>, record: ResourceRecord | undefined) => Specs[K];
+  } = {},
 ): Promise<PlanReport> {
   const pass = await startPass(deps);
   const base = contextOf(pass, deps);
@@ -120,7 +127,9 @@ export async function planPass(
       const id = resourceId(m);
       const record = pass.state.resources[id];
       try {
-        const resolved = resolveDesired(m, deps.secrets, pass.state.salt);
+        const resolved = options.desired
+          ? options.desired(m, record)
+          : resolveDesired(m, deps.secrets, pass.state.salt);
         const spec = resolved instanceof Promise ? await resolved : resolved;
         const context = { ...base, reassert: options.reassert ?? false, allowCreate: allow.has(id) };
         resources.push(
@@ -139,6 +148,7 @@ export async function planPass(
   }
   return {
     ...(pass.set.revision ? { revision: pass.set.revision } : {}),
+    stateEmpty: Object.keys(pass.state.resources).length === 0,
     problems: pass.set.problems,
     resources,
   };

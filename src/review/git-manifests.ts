@@ -1,0 +1,156 @@
+import { spawn } from "node:child_process";
+import { realpath, stat } from "node:fs/promises";
+import { relative, sep } from "node:path";
+import { ConfigError } from "../errors.js";
+import { DEFAULT_MAX_FILE_BYTES, loadSettled, type ManifestSet } from "../manifests/load.js";
+import type { Manifest } from "../manifests/manifest.js";
+import { DEFAULT_PARSE_LIMITS, parseManifestFile } from "../manifests/parse.js";
+import { withPositions } from "../manifests/positions.js";
+import { type Problem, sortProblems } from "../manifests/problem.js";
+import { checkReferences } from "../manifests/references.js";
+
+/**
+ * The manifests at the base of a `plan --base`: the same relative folder at a git revision of the
+ * repository that holds DIR, or another folder. Git is asked three times in all (rev-parse, ls-tree,
+ * one `cat-file --batch` for every blob), so 10,000 files cost one process each, not 10,000.
+ */
+
+export type BaseSet = ManifestSet & { ref: string; commit?: string; folder?: string };
+
+/** Runs git in `cwd` with `input` on stdin; resolves its stdout, throws ConfigError with its stderr. */
+function git(cwd: string, args: string[], input?: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("git", args, { cwd, stdio: ["pipe", "pipe", "pipe"] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
+    child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
+    child.on("error", (error) =>
+      reject(
+        new ConfigError(`plan --base: git cannot be run (${error.message}); is git installed?`, {
+          cause: error,
+        }),
+      ),
+    );
+    child.on("close", (code) => {
+      if (code === 0) return resolve(Buffer.concat(out));
+      const message = Buffer.concat(err).toString("utf8").trim().split("\n")[0];
+      reject(new ConfigError(`plan --base: git ${args[0]} failed: ${message}`));
+    });
+    child.stdin.on("error", () => {});
+    child.stdin.end(input ?? "");
+  });
+}
+
+/** The manifests at `base`: a folder when one of that name exists, else a git revision. */
+export async function loadBase(base: string, dir: string): Promise<BaseSet> {
+  const folder = await stat(base).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+  if (folder) return { ...(await loadSettled(base)), ref: base, folder: base };
+  return loadAtRevision(base, dir);
+}
+
+/** Throws ConfigError when DIR is not inside a git repository or `ref` names no commit. */
+async function loadAtRevision(ref: string, dir: string): Promise<BaseSet> {
+  const real = await realpath(dir).catch((error: unknown) => {
+    throw new ConfigError(`manifests folder ${dir} does not exist`, { cause: error });
+  });
+  const top = await git(real, ["rev-parse", "--show-toplevel"]).catch((error: unknown) => {
+    throw new ConfigError(
+      `plan --base ${ref}: ${dir} is not inside a git repository; give a base folder instead, or run in a clone`,
+      { cause: error },
+    );
+  });
+  const root = await realpath(top.toString("utf8").trim());
+  const prefix = relative(root, real).split(sep).join("/");
+  const commit = (
+    await git(root, ["rev-parse", "--verify", "--quiet", "--end-of-options", `${ref}^{commit}`]).catch(
+      (error: unknown) => {
+        throw new ConfigError(
+          `plan --base ${ref}: no such commit in ${root}; fetch it first (a shallow CI clone may lack it: git fetch --depth=1 origin <branch>)`,
+          { cause: error },
+        );
+      },
+    )
+  )
+    .toString("utf8")
+    .trim();
+  const files = await listBlobs(root, commit, prefix);
+  const texts = await readBlobs(root, files);
+  return { ...parseTexts(texts), root, ref, commit, superseded: false };
+}
+
+type Blob = { file: string; object: string };
+
+const isManifestName = (name: string) => name.endsWith(".yaml") || name.endsWith(".yml");
+
+/** Regular files named *.yaml/*.yml under `prefix` at `commit`, outside hidden folders, sorted. */
+async function listBlobs(root: string, commit: string, prefix: string): Promise<Blob[]> {
+  const args = ["ls-tree", "-r", "-z", "--full-tree", commit];
+  const out = await git(root, prefix ? [...args, "--", `${prefix}/`] : args);
+  const blobs: Blob[] = [];
+  for (const entry of out.toString("utf8").split("\0")) {
+    // `<mode> <type> <object>\t<path>`; symlinks (120000) and submodules are not followed at the base.
+    const tab = entry.indexOf("\t");
+    if (tab < 0) continue;
+    const [mode, type, object] = entry.slice(0, tab).split(" ");
+    const path = entry.slice(tab + 1);
+    if (type !== "blob" || mode === "120000" || !object) continue;
+    const file = prefix ? path.slice(prefix.length + 1) : path;
+    if (!isManifestName(file) || file.split("/").some((step) => step.startsWith("."))) continue;
+    blobs.push({ file, object });
+  }
+  return blobs.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+}
+
+type Text = { file: string; text?: string; problem?: string };
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** Every blob's text, from one `git cat-file --batch`; refused like loadManifests refuses a file. */
+async function readBlobs(root: string, blobs: readonly Blob[]): Promise<Text[]> {
+  if (blobs.length === 0) return [];
+  const out = await git(root, ["cat-file", "--batch"], blobs.map((b) => `${b.object}\n`).join(""));
+  const texts: Text[] = [];
+  let at = 0;
+  for (const blob of blobs) {
+    // `<object> blob <size>\n<bytes>\n`
+    const end = out.indexOf(10, at);
+    const size = Number(out.subarray(at, end).toString("latin1").split(" ")[2]);
+    const bytes = out.subarray(end + 1, end + 1 + size);
+    at = end + 1 + size + 1;
+    texts.push({ file: blob.file, ...decode(bytes) });
+  }
+  return texts;
+}
+
+function decode(bytes: Buffer): { text?: string; problem?: string } {
+  if (bytes.length > DEFAULT_MAX_FILE_BYTES)
+    return {
+      problem: `file is ${bytes.length} bytes, over the ${DEFAULT_MAX_FILE_BYTES}-byte limit: not read`,
+    };
+  if (bytes.includes(0)) return { problem: "binary file (it holds NUL bytes): not YAML text" };
+  try {
+    return { text: utf8.decode(bytes) };
+  } catch {
+    return { problem: "binary file (not UTF-8 text): not YAML text" };
+  }
+}
+
+/** The manifests and problems of the texts, exactly as loadManifests makes them of files. */
+function parseTexts(texts: readonly Text[]): Pick<ManifestSet, "manifests" | "problems"> {
+  const manifests: Manifest[] = [];
+  const problems: Problem[] = [];
+  for (const { file, text, problem } of texts) {
+    if (problem !== undefined) problems.push({ file, line: 1, col: 1, message: problem });
+    if (text === undefined) continue;
+    const parsed = parseManifestFile(file, text, DEFAULT_PARSE_LIMITS);
+    for (const p of parsed.problems) problems.push(p);
+    for (const m of withPositions(file, text, parsed.manifests)) manifests.push(m);
+  }
+  const checked = checkReferences(manifests);
+  for (const p of checked.problems) problems.push(p);
+  return { manifests: checked.manifests, problems: sortProblems(problems) };
+}
