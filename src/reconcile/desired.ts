@@ -57,7 +57,9 @@ function withLeaves<K extends Kind>(
 ): Specs[K] {
   if (fields.length === 0) return manifest.spec as Specs[K];
   const desired: object = structuredClone(manifest.spec);
-  fields.forEach((field, index) => setAt(desired, field.path, leaf(index)));
+  fields.forEach((field, index) => {
+    setAt(desired, field.path, leaf(index));
+  });
   return desired as Specs[K];
 }
 

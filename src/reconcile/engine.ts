@@ -9,19 +9,11 @@ import { type EndpointRef, PHASES, type Phase, type PlanContext, type Specs } fr
 import { member } from "../plan/values.js";
 import { type PlanView, viewOf } from "../plan/view.js";
 import { parseResourceId, resourceId } from "../resources.js";
-import type { ResourceRecord, State, StateStore } from "../state/store.js";
+import type { ResourceRecord, StateStore } from "../state/store.js";
 import { PassMetrics } from "../telemetry/pass-metrics.js";
 import { applyResource, markChanged, type ResourceRun } from "./apply-resource.js";
 import { resolveDesired } from "./desired.js";
-import type {
-  ApplyOptions,
-  EngineDeps,
-  Pass,
-  PassResult,
-  Reconciler,
-  ResourceOutcome,
-  ResourceStatus,
-} from "./types.js";
+import type { ApplyOptions, EngineDeps, Pass, PassResult, Reconciler, ResourceStatus } from "./types.js";
 
 /**
  * The reconcile pass, outer part: loading, ordering, the context planners see, status and metrics.
