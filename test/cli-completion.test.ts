@@ -47,7 +47,7 @@ describe("driftless completion bash", () => {
     expect(complete(["driftless", "pl"])).toEqual(["plan"]);
     expect(complete(["driftless", "--log-level", "debug", "ap"])).toEqual(["apply"]);
     expect(complete(["driftless", "plan", "--out"])).toEqual(["--output"]);
-    expect(complete(["driftless", "plan", "--output", ""])).toEqual(["text", "json"]);
+    expect(complete(["driftless", "plan", "--output", ""])).toEqual(["text", "json", "markdown"]);
     expect(complete(["driftless", "run", "--state-st"])).toEqual(["--state-store"]);
     expect(complete(["driftless", "completion", ""])).toEqual(["bash", "zsh", "fish"]);
   });
