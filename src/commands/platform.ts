@@ -164,7 +164,7 @@ export function createStateStore(config: Config, deps: { logger: Logger; readOnl
   let store: Promise<StateStore> | undefined;
   const open = () => {
     store ??= (async () => {
-      const { loadKubeConfig, namespaceOf } = await import("../leader/kubernetes-client.js");
+      const { loadKubeConfig, namespaceOf } = await import("../kubernetes/client.js");
       const { createKubernetesStateStore } = await import("../state/kubernetes-store.js");
       const kubeConfig = loadKubeConfig();
       return createKubernetesStateStore({

@@ -5,7 +5,7 @@ import { CoordinationV1Api, type KubeConfig, type V1Lease, V1MicroTime } from "@
 import { ConfigError } from "../errors.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
-import { abortWith, reasonOf, statusOf } from "./kubernetes-client.js";
+import { abortWith, reasonOf, statusOf } from "../kubernetes/client.js";
 import type { Leadership } from "./leadership.js";
 
 /**

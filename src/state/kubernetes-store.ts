@@ -2,7 +2,7 @@ import { promisify } from "node:util";
 import { gunzip, gzip } from "node:zlib";
 import { CoreV1Api, type KubeConfig, type V1Secret } from "@kubernetes/client-node";
 import { StateError } from "../errors.js";
-import { abortWith, reasonOf, statusOf } from "../leader/kubernetes-client.js";
+import { abortWith, reasonOf, statusOf } from "../kubernetes/client.js";
 import type { Logger } from "../telemetry/logger.js";
 import { newState, parseState } from "./state-format.js";
 import type { State, StateStore } from "./store.js";
