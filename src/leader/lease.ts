@@ -3,9 +3,9 @@ import { hostname } from "node:os";
 import { performance } from "node:perf_hooks";
 import { CoordinationV1Api, type KubeConfig, type V1Lease, V1MicroTime } from "@kubernetes/client-node";
 import { ConfigError } from "../errors.js";
+import { abortWith, reasonOf, statusOf } from "../kubernetes/client.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
-import { abortWith, reasonOf, statusOf } from "../kubernetes/client.js";
 import type { Leadership } from "./leadership.js";
 
 /**
