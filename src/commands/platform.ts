@@ -179,6 +179,7 @@ export function createStateStore(config: Config, deps: { logger: Logger; readOnl
   return {
     load: async () => (await open()).load(),
     save: async (state) => (await open()).save(state),
+    ensureWritable: async () => (await open()).ensureWritable(),
     close: async () => {
       if (store) await (await store).close();
     },
