@@ -143,11 +143,15 @@ function held(path: string, holder: LockHolder, options: HeldOptions): FileLock 
   /** Monotonic time of the last touch that went through: how long a stall lasted, when one ends. */
   let touchedAt = performance.now();
   let released = false;
+  let timer: NodeJS.Timeout | undefined;
 
   async function confirm(): Promise<void> {
     if (released) throw new StateError(`the state lock ${path} was released: not writing`);
     const current = await readHolder(path);
-    if (current?.token !== holder.token) throw lost(path, current, performance.now() - touchedAt);
+    if (current?.token === holder.token) return;
+    // Lost for good: this process never takes the lock back, so the heartbeat has nothing left to do.
+    clearInterval(timer);
+    throw lost(path, current, performance.now() - touchedAt);
   }
 
   async function touch(): Promise<void> {
@@ -169,7 +173,7 @@ function held(path: string, holder: LockHolder, options: HeldOptions): FileLock 
   };
 
   let lastProblem: string | undefined;
-  const timer = setInterval(() => {
+  timer = setInterval(() => {
     check().then(
       () => {
         lastProblem = undefined;

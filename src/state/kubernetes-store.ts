@@ -54,7 +54,9 @@ const gunzipAsync = promisify(gunzip);
 /**
  * A StateStore backed by the Secret `name` in `namespace`. `load` throws StateError when the Secret
  * cannot be read or is corrupt; `save` throws StateError when another writer changed the Secret since
- * this store last read or wrote it, when the state is larger than `maxBytes`, or when the API fails.
+ * this store last read or wrote it (a write of its own that landed unanswered is not another writer),
+ * when the state is larger than `maxBytes`, or when the API fails. `ensureWritable` resolves at once
+ * unless read-only: the conditional writes are its guard.
  */
 export function createKubernetesStateStore(options: KubernetesStateStoreOptions): StateStore {
   const { kubeConfig, namespace, logger, readOnly = false } = options;
@@ -159,7 +161,9 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
       const ours = await ownUnansweredWrite();
       if (ours === undefined) throw conflict(resourceVersion, error);
       log.info({ resourceVersion: ours }, "an earlier save whose answer was lost had landed: saving over it");
-      await write(state, compressed, ours);
+      await write(state, compressed, ours).catch((again: unknown) => {
+        throw statusOf(again) === 409 ? conflict(ours, again) : again;
+      });
     }
   }
 
