@@ -30,7 +30,7 @@ export type LeaseLeadershipOptions = {
   name?: string;
   /** This replica's name in the Lease; default `<hostname>_<random>` (the pod name, made unique). */
   identity?: string;
-  /** How long others wait after the last renewal before taking the Lease; default 15 s. */
+  /** How long others wait, after they last saw the Lease renewed, before taking it; default 15 s. */
   leaseDurationSeconds?: number;
   /** How long the leader keeps failing to renew before it stops being leader; default 10 s. */
   renewDeadlineSeconds?: number;
