@@ -32,6 +32,7 @@ function failingSave(n: number): (store: StateStore) => StateStore {
   return (store) => ({
     load: () => store.load(),
     save: (state) => (++saves === n ? Promise.reject(new Error("disk full")) : store.save(state)),
+    ensureWritable: () => store.ensureWritable(),
     close: () => store.close(),
   });
 }

@@ -142,6 +142,50 @@ describe("the Kubernetes state store", () => {
     expect(storedState()).toEqual(stateWith("aaa", ["from-a"]));
   });
 
+  it("recognises its own replace that landed although its answer was lost, and saves on", async () => {
+    const store = replica({ timeoutMs: 300 });
+    await store.load();
+    await store.save(stateWith("abc", ["one"]));
+    fake.setFault({ afterEffect: "hang" }, (r) => r.method === "PUT");
+    const lost = await store.save(stateWith("abc", ["one", "two"])).catch((e: unknown) => e);
+    fake.setFault(undefined);
+
+    await store.save(stateWith("abc", ["one", "two", "three"]));
+
+    expect(isStateError(lost)).toBe(true);
+    expect(storedState()).toEqual(stateWith("abc", ["one", "two", "three"]));
+  });
+
+  it("recognises its own create that landed although the connection broke before the answer", async () => {
+    const store = replica();
+    const state = await store.load();
+    fake.setFault({ afterEffect: "reset" }, (r) => r.method === "POST");
+    const lost = await store.save({ ...state, resources: stateWith("", ["one"]).resources }).catch((e) => e);
+    fake.setFault(undefined);
+
+    await store.save({ ...state, resources: stateWith("", ["one", "two"]).resources });
+
+    expect(isStateError(lost)).toBe(true);
+    expect(Object.keys(storedState().resources)).toEqual(["ApiKey/one", "ApiKey/two"]);
+  });
+
+  it("still refuses when another writer wrote after its own lost write landed", async () => {
+    const store = replica({ timeoutMs: 300 });
+    const other = replica();
+    await store.load();
+    await store.save(stateWith("abc", ["one"]));
+    fake.setFault({ afterEffect: "hang" }, (r) => r.method === "PUT");
+    await store.save(stateWith("abc", ["one", "two"])).catch(() => {});
+    fake.setFault(undefined);
+    await other.load();
+    await other.save(stateWith("abc", ["from-the-other-writer"]));
+
+    const failure = await store.save(stateWith("abc", ["one", "two", "three"])).catch((e: unknown) => e);
+
+    expect((failure as Error).message).toMatch(/^another writer changed the state/);
+    expect(storedState()).toEqual(stateWith("abc", ["from-the-other-writer"]));
+  });
+
   it("saves after reloading what the other writer saved", async () => {
     const a = replica();
     const b = replica();
@@ -233,6 +277,16 @@ describe("the Kubernetes state store", () => {
 
     expect((failure as Error).message).toMatch(/opened read-only: not saving/);
     expect(fake.requests.filter((r) => r.method !== "GET")).toHaveLength(0);
+  });
+
+  it("says at once that it may write, and refuses when opened read-only", async () => {
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromFile(fake.kubeconfigPath);
+    const reader = createKubernetesStateStore({ kubeConfig, namespace: NAMESPACE, logger, readOnly: true });
+
+    await expect(replica().ensureWritable()).resolves.toBeUndefined();
+    await expect(reader.ensureWritable()).rejects.toThrow(/opened read-only/);
+    expect(fake.requests).toHaveLength(0);
   });
 
   it("lands concurrent saves of one process in order, without conflicting with itself", async () => {

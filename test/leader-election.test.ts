@@ -1,10 +1,15 @@
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import { KubeConfig } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ConfigError } from "../src/errors.js";
+import { ConfigError, isStateError } from "../src/errors.js";
+import { leaderOnlyStore } from "../src/leader/leader-only-store.js";
 import { createLeaseLeadership, type LeaseLeadership } from "../src/leader/lease.js";
+import { createFileStore } from "../src/state/file-store.js";
 import { createLogger } from "../src/telemetry/logger.js";
 import { createMetrics } from "../src/telemetry/metrics.js";
 import { type FakeKubernetes, startFakeKubernetes } from "./helpers/fake-kubernetes.js";
@@ -30,7 +35,11 @@ afterEach(async () => {
 /** An elector with its own client, whose requests carry its identity as their token. */
 function elector(
   identity: string,
-  extra: { metrics?: ReturnType<typeof createMetrics>; clock?: () => number } = {},
+  extra: {
+    metrics?: ReturnType<typeof createMetrics>;
+    clock?: () => number;
+    monotonic?: () => number;
+  } = {},
 ) {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromString(fake.kubeconfig(identity));
@@ -125,7 +134,8 @@ describe("leader election on a Lease", () => {
     const tookOver = changes.find((c) => c.identity === "replica-b" && c.leader);
     const steppedDown = changes.find((c) => c.identity === "replica-a" && !c.leader);
     expect(steppedDown && tookOver && steppedDown.at < tookOver.at).toBe(true);
-    expect((tookOver?.at ?? Infinity) - killedAt).toBeLessThanOrEqual(LEASE_MS + 2 * RETRY_MS);
+    // b counts the lease down from when it saw a's last renewal: up to one of its attempts later.
+    expect((tookOver?.at ?? Infinity) - killedAt).toBeLessThanOrEqual(LEASE_MS + 2 * 1.2 * RETRY_MS + 100);
     // b waited for the lease to expire as a (dead) a wrote it.
     const acquired = new Date(String(leaseSpec().acquireTime)).getTime();
     expect(acquired).toBeGreaterThan(lastRenewal + LEASE_MS);
@@ -231,16 +241,19 @@ describe("leader election on a Lease", () => {
     expect(leaseSpec()).toMatchObject({ holderIdentity: "replica-b", leaseTransitions: 1 });
   });
 
-  it("takes over at once a Lease whose holder is gone and which expired long ago", async () => {
+  it("takes a Lease whose holder is gone once it has seen it unchanged for its duration, however old it looks", async () => {
     const longAgo = new Date(Date.now() - 60_000).toISOString().replace("Z", "000Z");
     fake.put("leases", NAMESPACE, {
       metadata: { name: "driftless-leader" },
-      spec: { holderIdentity: "old-pod", leaseDurationSeconds: 15, renewTime: longAgo, leaseTransitions: 4 },
+      spec: { holderIdentity: "old-pod", leaseDurationSeconds: 1, renewTime: longAgo, leaseTransitions: 4 },
     });
+    const startedAt = performance.now();
 
     const a = elector("replica-a");
-    await watch([a], () => a.isLeader(), 2 * RETRY_MS + 500);
+    await watch([a], () => a.isLeader(), 3000);
 
+    // Its renewTime, a minute old, proves nothing: the holder's clock may be a minute behind ours.
+    expect(performance.now() - startedAt).toBeGreaterThanOrEqual(900);
     expect(leaseSpec()).toMatchObject({ holderIdentity: "replica-a", leaseTransitions: 5 });
   });
 
@@ -257,6 +270,36 @@ describe("leader election on a Lease", () => {
 
     expect(performance.now() - startedAt).toBeGreaterThanOrEqual(900);
     expect(a.holder()).toBe("replica-a");
+  });
+
+  it("does not take a healthy Lease from a holder whose clock is minutes behind its own", async () => {
+    const a = elector("replica-a", { clock: () => Date.now() - 5 * 60_000 });
+    await watch([a], () => a.isLeader(), 3000);
+    const b = elector("replica-b");
+
+    await watch([a, b], () => false, 3 * LEASE_MS).catch((e: Error) => {
+      if (!e.message.startsWith("not reached")) throw e;
+    });
+
+    expect(a.isLeader()).toBe(true);
+    expect(b.isLeader()).toBe(false);
+    expect(leaseSpec()).toMatchObject({ holderIdentity: "replica-a", leaseTransitions: 0 });
+  });
+
+  it("takes the Lease of a holder that stopped renewing, even when that holder's clock is minutes ahead", async () => {
+    const a = elector("replica-a", { clock: () => Date.now() + 5 * 60_000 });
+    await watch([a], () => a.isLeader(), 3000);
+    const b = elector("replica-b");
+    const changes = recordChanges(a, b);
+    await sleep(2 * RETRY_MS);
+
+    fake.setFault("reset", (r) => r.token === "replica-a");
+    await watch([a, b], () => b.isLeader(), 3 * LEASE_MS);
+
+    const steppedDown = changes.find((c) => c.identity === "replica-a" && !c.leader);
+    const tookOver = changes.find((c) => c.identity === "replica-b" && c.leader);
+    expect(steppedDown && tookOver && steppedDown.at < tookOver.at).toBe(true);
+    expect(leaseSpec()).toMatchObject({ holderIdentity: "replica-b", leaseTransitions: 1 });
   });
 
   it("exports driftless_leader: 1 on the leader, 0 on the follower", async () => {
@@ -287,5 +330,38 @@ describe("leader election on a Lease", () => {
 
     expect(make).toThrow(ConfigError);
     expect(make).toThrow(/leaseDuration > renewDeadline > 1.2 × retryPeriod > 0, got 10 s, 15 s and 2 s/);
+  });
+});
+
+describe("the leader-only store of a leader past its renew deadline", () => {
+  let root: string;
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), "driftless-leader-store-"));
+  });
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it("refuses to write once the monotonic clock passes the deadline, before any timer has run", async () => {
+    let stalledMs = 0;
+    const a = elector("replica-a", { monotonic: () => performance.now() + stalledMs });
+    await watch([a], () => a.isLeader(), 3000);
+    const files = createFileStore(root);
+    const store = leaderOnlyStore(files, a);
+    const state = await store.load();
+    await store.ensureWritable();
+
+    // A SIGSTOP or a long GC pause: time passes, no timer runs, and the next calls come straight after.
+    stalledMs = DURATIONS.renewDeadlineSeconds * 1000 + 1;
+    const [refused, saving] = await Promise.all([
+      store.ensureWritable().catch((e: unknown) => e),
+      store.save(state).catch((e: unknown) => e),
+    ]);
+    await files.close();
+
+    expect(isStateError(refused)).toBe(true);
+    expect((refused as Error).message).toMatch(/no longer the leader.*sends nothing more/);
+    expect(isStateError(saving)).toBe(true);
+    expect(await readdir(root)).not.toContain("state.json");
   });
 });

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ConfigError } from "../src/errors.js";
-import { loadKubeConfig, namespaceOf } from "../src/leader/kubernetes-client.js";
+import { loadKubeConfig, namespaceOf } from "../src/kubernetes/client.js";
 import { type FakeKubernetes, startFakeKubernetes } from "./helpers/fake-kubernetes.js";
 
 /** How driftless finds the Kubernetes API and its namespace: the client's usual rules. */

@@ -22,7 +22,14 @@ const ENDPOINT_ROUTE =
 const STATE_KEY = "state.json.gz";
 // The CLI's defaults (controller-runtime's): a 15 s lease, attempts every 2 s.
 const LEASE_MS = 15_000;
-const RETRY_MS = 2000;
+// Shorter durations in the same proportions, for a test that waits for a lease to run out.
+const SHORT_LEASE_MS = 4000;
+const SHORT_RETRY_MS = 500;
+const SHORT_DURATIONS = {
+  DRIFTLESS_LEADER_LEASE_DURATION: String(SHORT_LEASE_MS / 1000),
+  DRIFTLESS_LEADER_RENEW_DEADLINE: "3",
+  DRIFTLESS_LEADER_RETRY_PERIOD: String(SHORT_RETRY_MS / 1000),
+};
 
 const ENDPOINT = `apiVersion: driftless/v1
 kind: ReversePrivateEndpoint
@@ -62,7 +69,7 @@ afterEach(async () => {
 });
 
 /** A replica: its own kubeconfig (its name is its token, to tell its requests apart) and pod name. */
-async function replica(name: string): Promise<DaemonProcess> {
+async function replica(name: string, env: Record<string, string> = {}): Promise<DaemonProcess> {
   const kubeconfig = join(root, `${name}.kubeconfig`);
   await writeFile(kubeconfig, fake.kubeconfig(name));
   const daemon = await startDaemonProcess({
@@ -78,6 +85,7 @@ async function replica(name: string): Promise<DaemonProcess> {
     DRIFTLESS_OBSERVABILITY_URL: simulator.observabilityUrl,
     DRIFTLESS_OBSERVABILITY_TOKEN: simulator.credentials.observabilityToken,
     DRIFTLESS_LOG_LEVEL: "info",
+    ...env,
   });
   daemons.push(daemon);
   names.set(daemon, name);
@@ -119,8 +127,10 @@ async function watch(
 }
 
 /** Two replicas started at once; resolves once one leads and has reconciled, and the other is ready. */
-async function leaderAndFollower(): Promise<{ leader: DaemonProcess; follower: DaemonProcess }> {
-  const both = await Promise.all([replica("replica-a"), replica("replica-b")]);
+async function leaderAndFollower(
+  env: Record<string, string> = {},
+): Promise<{ leader: DaemonProcess; follower: DaemonProcess }> {
+  const both = await Promise.all([replica("replica-a", env), replica("replica-b", env)]);
   let leader: DaemonProcess | undefined;
   await watch(
     both,
@@ -158,22 +168,19 @@ const stateWriters = () =>
 
 describe("two replicas with leader election", () => {
   it("lets one lead; when it is killed the other takes over with its state, and creates the endpoint no second time", async () => {
-    const { leader: a, follower: b } = await leaderAndFollower();
+    const { leader: a, follower: b } = await leaderAndFollower(SHORT_DURATIONS);
     const serverId = savedState()?.resources["ReversePrivateEndpoint/orders-msk"]?.serverId;
     const followerStatus = await statusOf(b);
     const followerHealth = (await fetch(`${b.url}/healthz`)).status;
     const followerMetrics = await (await fetch(`${b.url}/metrics`)).text();
 
-    // The leader's pod dies: no release, its lease runs out. Its last renewal is made 15 s old, as if
-    // the lease duration had passed, so that the test does not wait for it.
+    // The leader's pod dies: no release, its lease runs out (b counts it down on its own clock from
+    // when it last saw the Lease change, which is up to one of its attempts after a's last renewal).
+    const killedAt = performance.now();
     a.child.kill("SIGKILL");
     await a.exited;
-    const lease = fake.get("leases", NAMESPACE, "driftless-leader");
-    const aged = new Date(Date.now() - LEASE_MS - 1000).toISOString().replace("Z", "000Z");
-    fake.put("leases", NAMESPACE, { ...lease, spec: { ...(lease?.spec as object), renewTime: aged } });
-    const expiredAt = performance.now();
-    await watch([a, b], ([, s]) => Boolean(s?.leader), 10_000);
-    const tookOverAfter = performance.now() - expiredAt;
+    await watch([a, b], ([, s]) => Boolean(s?.leader), 3 * SHORT_LEASE_MS);
+    const tookOverAfter = performance.now() - killedAt;
     await watch([b], ([s]) => synced(s), 15_000);
 
     expect(followerStatus).toMatchObject({ leader: false, readyz: 200 });
@@ -181,7 +188,7 @@ describe("two replicas with leader election", () => {
     expect(followerMetrics).toMatch(/^driftless_leader 0$/m);
     expect(await (await fetch(`${b.url}/metrics`)).text()).toMatch(/^driftless_leader 1$/m);
     expect(serverId).toEqual(expect.any(String));
-    expect(tookOverAfter).toBeLessThanOrEqual(1.2 * RETRY_MS + 1000);
+    expect(tookOverAfter).toBeLessThanOrEqual(SHORT_LEASE_MS + 2 * 1.2 * SHORT_RETRY_MS + 1000);
     expect(fake.get("leases", NAMESPACE, "driftless-leader")?.spec).toMatchObject({
       holderIdentity: identityOf(b),
       leaseTransitions: 1,

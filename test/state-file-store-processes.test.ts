@@ -1,12 +1,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { isStateError } from "../src/errors.js";
-import { createFileStore, type FileStore, STATE_FILE } from "../src/state/file-store.js";
+import { createFileStore, type FileStore, LOCK_FILE, STATE_FILE } from "../src/state/file-store.js";
 
 /**
  * The file store across real processes: the lock between two of them, and a process killed in the
@@ -105,6 +105,45 @@ describe("the lock between two processes", () => {
 
     expect(code).toBe(1);
     expect(stderr).toContain(`StateError: the state is locked by process ${process.pid} `);
+  });
+});
+
+describe("a process that stalled past the stale period", () => {
+  it("finds its lock taken over when it resumes: load() and ensureWritable() refuse, naming the new holder", async () => {
+    const stalled = child(
+      root,
+      `const store = createFileStore(dir);
+await store.load();
+process.on("SIGUSR2", async () => {
+  for (const [what, call] of [["load", () => store.load()], ["ensureWritable", () => store.ensureWritable()]]) {
+    await call().then(() => console.log(what + ": allowed"), (error) => console.log(what + ": " + error.name + ": " + error.message));
+  }
+  console.log("asked");
+});
+console.log("locked");
+setInterval(() => {}, 1000);`,
+    );
+    children.push(stalled);
+    await output(stalled, "locked");
+
+    // SIGSTOP: a stall (a frozen VM, a paused container) long enough for the lock to go stale.
+    stalled.kill("SIGSTOP");
+    const old = new Date(Date.now() - 10 * 60_000);
+    await utimes(join(root, LOCK_FILE), old, old);
+    const successor = createFileStore(root);
+    stores.push(successor);
+    await successor.load();
+    stalled.kill("SIGCONT");
+    stalled.kill("SIGUSR2");
+    const said = await output(stalled, "asked");
+
+    expect(said).toContain(
+      `load: StateError: this process no longer holds the state lock ${join(root, LOCK_FILE)}`,
+    );
+    expect(said).toContain(`ensureWritable: StateError: this process no longer holds the state lock`);
+    expect(said).toContain(`process ${process.pid} on `);
+    expect(said).not.toContain("allowed");
+    await expect(successor.ensureWritable()).resolves.toBeUndefined();
   });
 });
 

@@ -1,12 +1,16 @@
 import { spawnSync } from "node:child_process";
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { rmSync, writeFileSync } from "node:fs";
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
+import { Writable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isStateError, type StateError } from "../src/errors.js";
 import { createFileStore, type FileStore, LOCK_FILE, STATE_FILE } from "../src/state/file-store.js";
 import type { State } from "../src/state/store.js";
+import { createLogger } from "../src/telemetry/logger.js";
 import { describeStateStore, sampleRecord } from "./helpers/state-store-contract.js";
+import { until } from "./helpers/wait.js";
 
 describeStateStore("file store", async () => {
   const dir = await mkdtemp(join(tmpdir(), "driftless-contract-"));
@@ -80,6 +84,20 @@ describe("the state file", () => {
     expect(error.message).toContain("left as it is");
     expect(saving.message).toContain("not saving over a state that could not be read");
     expect(await readFile(join(dir, STATE_FILE), "utf8")).toBe('{"version": 1, "salt": "s", "resou');
+  });
+
+  it("starts afresh once a corrupt file is moved aside, as its error advises, without a restart", async () => {
+    await mkdir(dir);
+    await writeFile(join(dir, STATE_FILE), '{"version": 1, "salt": "s", "resou');
+    const store = open();
+    await stateError(store.load());
+
+    await rename(join(dir, STATE_FILE), join(dir, "state.json.corrupt"));
+    const fresh = await store.load();
+    await store.save(withRecord(fresh));
+
+    expect(fresh.resources).toEqual({});
+    expect(JSON.parse(await readFile(join(dir, STATE_FILE), "utf8")).resources).toHaveProperty("DataPipe/a");
   });
 
   it("names the field of a state of the wrong shape", async () => {
@@ -170,18 +188,92 @@ describe("the lock", () => {
 
   it("refuses to save once another process has taken the lock over", async () => {
     const store = open();
-    await store.load();
+    const state = await store.load();
     await writeFile(
       join(dir, LOCK_FILE),
       JSON.stringify({ pid: 1, hostname: "other-pod", startedAt: "now", token: "x" }),
     );
 
-    const error = await stateError(store.save(withRecord(await store.load())));
+    const error = await stateError(store.save(withRecord(state)));
 
     expect(error.message).toContain("no longer holds the state lock");
     expect(await readdir(dir)).toEqual([LOCK_FILE]);
   });
 });
+
+describe("ensureWritable(), asked before every write request", () => {
+  const takeOver = () =>
+    writeFile(
+      join(dir, LOCK_FILE),
+      JSON.stringify({ pid: 1, hostname: "other-pod", startedAt: "now", token: "x" }),
+    );
+
+  it("resolves while this store holds the lock, taking it first if need be", async () => {
+    const store = open();
+
+    await store.ensureWritable();
+
+    expect(JSON.parse(await readFile(join(dir, LOCK_FILE), "utf8"))).toMatchObject({ pid: process.pid });
+  });
+
+  it("refuses, and so does load(), once another process has taken the lock over", async () => {
+    const store = open();
+    await store.load();
+    await takeOver();
+
+    const refused = await stateError(store.ensureWritable());
+    const loading = await stateError(store.load());
+
+    expect(refused.message).toContain(`this process no longer holds the state lock ${join(dir, LOCK_FILE)}`);
+    expect(refused.message).toContain("process 1 on other-pod");
+    expect(refused.message).toContain("sends nothing more");
+    expect(loading.message).toContain("no longer holds the state lock");
+  });
+
+  it("refuses on a read-only store", async () => {
+    const error = await stateError(open({ readOnly: true }).ensureWritable());
+
+    expect(error.message).toContain("read-only");
+  });
+
+  it.skipIf(!canMakeImmutable())(
+    "reports a lock it cannot touch instead of swallowing the failure",
+    async () => {
+      const lines: string[] = [];
+      const sink = new Writable({
+        write(chunk, _encoding, done) {
+          lines.push(String(chunk));
+          done();
+        },
+      });
+      const logger = createLogger("warn", sink);
+      const store = open({ logger, lockRefreshMs: 20 });
+      await store.load();
+      const lock = join(dir, LOCK_FILE);
+      spawnSync("chattr", ["+i", lock]);
+
+      try {
+        const refused = await stateError(store.ensureWritable());
+        await until(() => lines.some((line) => line.includes("cannot touch the state lock")));
+
+        expect(refused.message).toContain(`cannot touch the state lock ${lock}`);
+        expect(refused.message).toContain("another driftless may take it over");
+      } finally {
+        spawnSync("chattr", ["-i", lock]);
+      }
+    },
+  );
+});
+
+/** True where a file can be made immutable (root on a file system with attributes, as ext4). */
+function canMakeImmutable(): boolean {
+  const probe = join(tmpdir(), `driftless-immutable-${process.pid}`);
+  writeFileSync(probe, "");
+  const made = spawnSync("chattr", ["+i", probe]).status === 0;
+  spawnSync("chattr", ["-i", probe]);
+  rmSync(probe, { force: true });
+  return made;
+}
 
 describe("a read-only store (driftless plan beside a daemon)", () => {
   it("loads a new state from a missing folder without creating anything", async () => {

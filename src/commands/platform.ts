@@ -196,7 +196,7 @@ export function createStateStore(config: Config, deps: { logger: Logger; readOnl
   let store: Promise<StateStore> | undefined;
   const open = () => {
     store ??= (async () => {
-      const { loadKubeConfig, namespaceOf } = await import("../leader/kubernetes-client.js");
+      const { loadKubeConfig, namespaceOf } = await import("../kubernetes/client.js");
       const { createKubernetesStateStore } = await import("../state/kubernetes-store.js");
       const kubeConfig = loadKubeConfig();
       return createKubernetesStateStore({
@@ -211,6 +211,7 @@ export function createStateStore(config: Config, deps: { logger: Logger; readOnl
   return {
     load: async () => (await open()).load(),
     save: async (state) => (await open()).save(state),
+    ensureWritable: async () => (await open()).ensureWritable(),
     close: async () => {
       if (store) await (await store).close();
     },

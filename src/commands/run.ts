@@ -140,7 +140,7 @@ function logStarted(config: Config, platform: Platform, logger: Logger): void {
 async function createLeadership(config: Config, logger: Logger, metrics: Metrics): Promise<Leadership> {
   if (!config.leaderElect) return soleLeader();
   // Imported only here: the Kubernetes client takes seconds to load, which a single replica need not pay.
-  const { loadKubeConfig, namespaceOf } = await import("../leader/kubernetes-client.js");
+  const { loadKubeConfig, namespaceOf } = await import("../kubernetes/client.js");
   const { createLeaseLeadership } = await import("../leader/lease.js");
   const kubeConfig = loadKubeConfig();
   return createLeaseLeadership({

@@ -3,18 +3,21 @@ import { hostname } from "node:os";
 import { performance } from "node:perf_hooks";
 import { CoordinationV1Api, type KubeConfig, type V1Lease, V1MicroTime } from "@kubernetes/client-node";
 import { ConfigError } from "../errors.js";
+import { abortWith, reasonOf, statusOf } from "../kubernetes/client.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
-import { abortWith, reasonOf, statusOf } from "./kubernetes-client.js";
 import type { Leadership } from "./leadership.js";
 
 /**
  * Leader election on a coordination.k8s.io/v1 Lease, as client-go's leaderelection (which
  * controller-runtime uses) does it: candidates try every retry period to take the Lease once it is free
- * or expired (renewTime + leaseDuration in the past); the leader renews it every retry period; a leader
- * that has not renewed for the renew deadline stops being leader, which is before anyone else may take
- * the Lease (the lease duration), so two replicas never write at once. Replicas' clocks must agree to
- * well within leaseDuration - renewDeadline (5 s by default); NTP keeps pods within milliseconds.
+ * or expired; the leader renews it every retry period; a leader that has not renewed for the renew
+ * deadline stops being leader, which is before anyone else may take the Lease (the lease duration), so
+ * two replicas never write at once. Expiry is judged as client-go does, never by comparing clocks: a
+ * candidate notes on its own monotonic clock when it last saw the Lease record change, and takes the
+ * Lease only once it has stayed unchanged for its leaseDurationSeconds. The renewTime written in it is
+ * for people; replicas' wall clocks may disagree by any amount. The cost: a candidate that starts beside
+ * a Lease whose holder died long ago still waits one lease duration.
  */
 
 /** The Lease's name unless told otherwise; deploy/overlays/ha/role.yaml grants access to this name. */
@@ -27,7 +30,7 @@ export type LeaseLeadershipOptions = {
   name?: string;
   /** This replica's name in the Lease; default `<hostname>_<random>` (the pod name, made unique). */
   identity?: string;
-  /** How long others wait after the last renewal before taking the Lease; default 15 s. */
+  /** How long others wait, after they last saw the Lease renewed, before taking it; default 15 s. */
   leaseDurationSeconds?: number;
   /** How long the leader keeps failing to renew before it stops being leader; default 10 s. */
   renewDeadlineSeconds?: number;
@@ -36,8 +39,10 @@ export type LeaseLeadershipOptions = {
   logger: Logger;
   /** Sets `driftless_leader` to 1 while leader, 0 otherwise. */
   metrics?: Pick<Metrics, "leader">;
-  /** Wall clock of the Lease's timestamps, in ms; default Date.now. Own deadlines use a monotonic clock. */
+  /** Wall clock of the timestamps written in the Lease, in ms; default Date.now. Never used to judge expiry. */
   clock?: () => number;
+  /** Monotonic clock of the renew deadline and of the Lease's expiry, in ms; default performance.now. */
+  monotonic?: () => number;
 };
 
 export type LeaseLeadership = Leadership & {
@@ -59,6 +64,7 @@ export function createLeaseLeadership(options: LeaseLeadershipOptions): LeaseLea
   const renewDeadline = (options.renewDeadlineSeconds ?? 10) * 1000;
   const retryPeriod = (options.retryPeriodSeconds ?? 2) * 1000;
   const clock = options.clock ?? Date.now;
+  const monotonic = options.monotonic ?? (() => performance.now());
   checkDurations(leaseDuration, renewDeadline, retryPeriod);
 
   const api = kubeConfig.makeApiClient(CoordinationV1Api);
@@ -76,6 +82,8 @@ export function createLeaseLeadership(options: LeaseLeadershipOptions): LeaseLea
   let ticking: Promise<void> = Promise.resolve();
   let lastHolder: string | undefined;
   let lastError: string | undefined;
+  /** The Lease record as last seen, and the monotonic time at which it was first seen so (observedTime). */
+  let observed: { record: string; at: number } | undefined;
 
   metrics?.leader.set(0);
 
@@ -123,7 +131,8 @@ export function createLeaseLeadership(options: LeaseLeadershipOptions): LeaseLea
     lease = current;
     const spec = current.spec ?? {};
     observe(spec.holderIdentity || undefined);
-    if (spec.holderIdentity && spec.holderIdentity !== identity && !expired(current, now)) return false;
+    noteRecord(current);
+    if (spec.holderIdentity && spec.holderIdentity !== identity && !expired(current)) return false;
     try {
       lease = await api.replaceNamespacedLease({ name, namespace, body: renewed(current, now) }, request);
       observe(identity);
@@ -176,17 +185,30 @@ export function createLeaseLeadership(options: LeaseLeadershipOptions): LeaseLea
     };
   }
 
-  /** Free to take: its renewTime + leaseDurationSeconds (its own, as written by its holder) has passed. */
-  function expired(current: V1Lease, now: number): boolean {
+  /** Restarts the expiry count whenever the record differs from the one last seen. */
+  function noteRecord(current: V1Lease) {
     const spec = current.spec ?? {};
-    // The client hands MicroTime fields back as the API's strings, whatever its types say.
-    const renewTime = spec.renewTime ? new Date(String(spec.renewTime)).getTime() : Number.NaN;
-    if (Number.isNaN(renewTime)) return true;
-    return renewTime + (spec.leaseDurationSeconds ?? leaseDuration / 1000) * 1000 < now;
+    const record = JSON.stringify([
+      current.metadata?.resourceVersion,
+      spec.holderIdentity,
+      String(spec.renewTime),
+      spec.leaseTransitions,
+    ]);
+    if (observed?.record !== record) observed = { record, at: monotonic() };
+  }
+
+  /**
+   * Free to take: seen unchanged for its leaseDurationSeconds (as its holder wrote it, else ours) on
+   * this replica's monotonic clock. Its holder's renewTime is not compared with our clock.
+   */
+  function expired(current: V1Lease): boolean {
+    const seconds = current.spec?.leaseDurationSeconds;
+    const duration = seconds && seconds > 0 ? seconds * 1000 : leaseDuration;
+    return observed !== undefined && monotonic() > observed.at + duration;
   }
 
   async function tick() {
-    const started = performance.now();
+    const started = monotonic();
     // A leader's attempt may last until its deadline, a candidate's one renew deadline.
     const budget = leader ? renewedAt + renewDeadline - started : renewDeadline;
     const signal = AbortSignal.any([stopping.signal, AbortSignal.timeout(Math.max(1, Math.floor(budget)))]);
@@ -202,9 +224,9 @@ export function createLeaseLeadership(options: LeaseLeadershipOptions): LeaseLea
       lastError = problem;
     }
     if (stopping.signal.aborted) return;
-    if (held && performance.now() < started + renewDeadline) {
+    if (held && monotonic() < started + renewDeadline) {
       renewedAt = started;
-      armStepDown(started + renewDeadline - performance.now());
+      armStepDown(started + renewDeadline - monotonic());
       setLeader(true, "acquired the lease");
     } else if (leader && !held && lastHolder !== identity) {
       setLeader(false, `the lease is held by ${lastHolder ?? "nobody"}`);
@@ -268,7 +290,7 @@ export function createLeaseLeadership(options: LeaseLeadershipOptions): LeaseLea
     identity,
     // Checked against the clock too: the step-down timer fires late when the event loop is blocked,
     // and a write asked for after the renew deadline must be refused all the same.
-    isLeader: () => leader && performance.now() < renewedAt + renewDeadline,
+    isLeader: () => leader && monotonic() < renewedAt + renewDeadline,
     holder: () => lastHolder,
     onChange(listener) {
       listeners.add(listener);

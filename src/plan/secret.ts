@@ -38,7 +38,9 @@ export const isSecret = (value: unknown): value is Secret => value instanceof Se
 
 /**
  * The form a secret takes in the state: an HMAC keyed by the store's salt, so equal secrets of two
- * installations do not hash alike and a stolen state file does not allow a dictionary look-up.
+ * installations do not hash alike and a precomputed table is of no use. The salt is kept in the same
+ * state, so whoever reads the state can still test guesses of a secret against its hash: the state is
+ * as sensitive as a weak form of the secrets and is protected as such.
  */
 export function hashSecret(value: string, salt: string): string {
   return `hmac-sha256:${createHmac("sha256", salt).update(value).digest("hex")}`;

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { link, open, readFile, rename, stat, unlink, utimes } from "node:fs/promises";
 import { hostname } from "node:os";
+import { performance } from "node:perf_hooks";
 import { StateError } from "../errors.js";
 import type { Logger } from "../telemetry/logger.js";
 
@@ -9,7 +10,8 @@ import type { Logger } from "../telemetry/logger.js";
  * writes who it is into the file (created exclusively) and touches it every `refreshMs`. A lock is
  * stale, and is taken over, when its holder is gone: a dead process on this host, an earlier process
  * with our own pid (a container restarted with pid 1 again), or, on another host (a new pod on the same volume), when it
- * has not been touched for `staleMs`.
+ * has not been touched for `staleMs`. A holder that stalls longer than that (SIGSTOP, a frozen VM) may
+ * find its lock taken over when it resumes: check() says so, and the store asks it before every write.
  */
 
 export type LockHolder = {
@@ -24,7 +26,10 @@ export type LockHolder = {
 
 export type FileLock = {
   readonly holder: LockHolder;
-  /** Throws StateError when the lock file is no longer ours (taken over after we stalled). */
+  /**
+   * Confirms the lock file still holds our token and touches it. Throws StateError when it was taken
+   * over (after this process stalled past the stale period), removed, or cannot be read or touched.
+   */
   check(): Promise<void>;
   release(): Promise<void>;
 };
@@ -54,7 +59,7 @@ export async function acquireFileLock(path: string, options: FileLockOptions = {
 
   // A few rounds: a stale lock moved aside may race with another process doing the same.
   for (let round = 0; round < 5; round++) {
-    if (await create(path, holder)) return held(path, holder, refreshMs, options.logger);
+    if (await create(path, holder)) return held(path, holder, { staleMs, refreshMs, logger: options.logger });
     const existing = await inspect(path);
     if (!existing) continue;
     if (!isStale(existing, staleMs)) throw lockedBy(path, existing.holder);
@@ -133,35 +138,92 @@ async function takeAway(path: string, staleText: string): Promise<void> {
   await unlink(aside);
 }
 
-function held(path: string, holder: LockHolder, refreshMs: number, logger?: Logger): FileLock {
-  const ours = async () => parseHolder(await readFile(path, "utf8").catch(() => ""))?.token === holder.token;
-  const timer = setInterval(async () => {
+function held(path: string, holder: LockHolder, options: HeldOptions): FileLock {
+  const { staleMs, refreshMs, logger } = options;
+  /** Monotonic time of the last touch that went through: how long a stall lasted, when one ends. */
+  let touchedAt = performance.now();
+  let released = false;
+  let timer: NodeJS.Timeout | undefined;
+
+  async function confirm(): Promise<void> {
+    if (released) throw new StateError(`the state lock ${path} was released: not writing`);
+    const current = await readHolder(path);
+    if (current?.token === holder.token) return;
+    // Lost for good: this process never takes the lock back, so the heartbeat has nothing left to do.
+    clearInterval(timer);
+    throw lost(path, current, performance.now() - touchedAt);
+  }
+
+  async function touch(): Promise<void> {
     const now = new Date();
-    if (await ours()) await utimes(path, now, now).catch(() => {});
-    else logger?.error({ lock: path }, "the state lock was taken by another process");
+    try {
+      await utimes(path, now, now);
+    } catch (error) {
+      throw new StateError(
+        `cannot touch the state lock ${path} (${(error as Error).message}): another driftless may take it over once it is ${staleMs / 1000} s old, so this process writes nothing more; check the state folder's file system`,
+        { cause: error },
+      );
+    }
+    touchedAt = performance.now();
+  }
+
+  const check = async () => {
+    await confirm();
+    await touch();
+  };
+
+  let lastProblem: string | undefined;
+  timer = setInterval(() => {
+    check().then(
+      () => {
+        lastProblem = undefined;
+      },
+      (error: Error) => {
+        // Said once per distinct problem, not at every heartbeat; check() raises it again at each write.
+        if (error.message !== lastProblem)
+          logger?.error({ lock: path, err: error.message }, "the state lock heartbeat failed");
+        lastProblem = error.message;
+      },
+    );
   }, refreshMs);
   // The heartbeat alone must not keep a finished CLI alive.
   timer.unref();
-  let released = false;
 
   return {
     holder,
-    async check() {
-      if (released || !(await ours())) {
-        throw new StateError(
-          `this process no longer holds the state lock ${path} (another driftless took it over): not writing`,
-        );
-      }
-      const now = new Date();
-      await utimes(path, now, now).catch(() => {});
-    },
+    check,
     async release() {
       if (released) return;
       released = true;
       clearInterval(timer);
-      if (await ours()) await unlink(path).catch(() => {});
+      const current = await readHolder(path).catch(() => undefined);
+      if (current?.token === holder.token) await unlink(path).catch(() => {});
     },
   };
+}
+
+type HeldOptions = { staleMs: number; refreshMs: number; logger: Logger | undefined };
+
+/** The holder named in the lock file, undefined when there is none. Throws StateError when unreadable. */
+async function readHolder(path: string): Promise<LockHolder | undefined> {
+  try {
+    return parseHolder(await readFile(path, "utf8"));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw new StateError(`cannot read the state lock ${path}: ${(error as Error).message}; not writing`, {
+      cause: error,
+    });
+  }
+}
+
+/** The lock was taken over while this process was stalled (or removed by hand). */
+function lost(path: string, current: LockHolder | undefined, sinceTouchMs: number): StateError {
+  const who = current
+    ? `process ${current.pid} on ${current.hostname} (since ${current.startedAt}) took it over`
+    : "its file is gone";
+  return new StateError(
+    `this process no longer holds the state lock ${path}: ${who} after this one went ${Math.round(sinceTouchMs / 1000)} s without touching it (a stall past the stale period, or the file was removed); this pass stops and sends nothing more. Stop one of the two driftless processes; restart this one only once the other is gone`,
+  );
 }
 
 function parseHolder(text: string): LockHolder | undefined {

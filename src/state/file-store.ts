@@ -33,6 +33,8 @@ export type FileStore = StateStore & { readonly file: string };
  * The store of `dir` (created on the first load or save unless read-only). load() and save() throw
  * StateError when the folder is locked by another live process, when the state is unreadable or
  * corrupt (it is never replaced silently), or when its format version is not this driftless's.
+ * load(), save() and ensureWritable() re-check the lock at each call, and throw StateError once another
+ * process has taken it over.
  */
 export function createFileStore(dir: string, options: FileStoreOptions = {}): FileStore {
   const { logger, readOnly = false } = options;
@@ -70,12 +72,15 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
   };
 
   async function load(): Promise<State> {
-    if (!readOnly) await locked();
+    // Every pass starts with a load: one that stalled past the stale period learns it here.
+    if (!readOnly) await (await locked()).check();
     let text: string;
     try {
       text = await readFile(file, "utf8");
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") {
+        // No state (any more): an unreadable one was moved aside, as its error advises.
+        unreadable = undefined;
         fresh ??= newState();
         return structuredClone(fresh);
       }
@@ -113,6 +118,11 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
     await write;
   }
 
+  async function ensureWritable(): Promise<void> {
+    if (readOnly) throw new StateError(`the state store ${dir} was opened read-only: not writing`);
+    await (await locked()).check();
+  }
+
   async function close(): Promise<void> {
     closed = true;
     await writes;
@@ -121,7 +131,7 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
     await held?.release();
   }
 
-  return { file, load, save, close };
+  return { file, load, save, ensureWritable, close };
 }
 
 /** Temporary files of writes that a killed process never finished: never the state, safe to remove. */

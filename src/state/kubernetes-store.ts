@@ -1,8 +1,9 @@
+import { randomUUID } from "node:crypto";
 import { promisify } from "node:util";
 import { gunzip, gzip } from "node:zlib";
 import { CoreV1Api, type KubeConfig, type V1Secret } from "@kubernetes/client-node";
 import { StateError } from "../errors.js";
-import { abortWith, reasonOf, statusOf } from "../leader/kubernetes-client.js";
+import { abortWith, reasonOf, statusOf } from "../kubernetes/client.js";
 import type { Logger } from "../telemetry/logger.js";
 import { newState, parseState } from "./state-format.js";
 import type { State, StateStore } from "./store.js";
@@ -19,6 +20,13 @@ export const DEFAULT_SECRET_NAME = "driftless-state";
 
 /** The data key of the state in the Secret. */
 export const STATE_KEY = "state.json.gz";
+
+/**
+ * The annotation naming each write (`<store id>-<n>`): a write whose answer was lost (a timeout, a
+ * reset) may have landed, and the next write, conditional on the version before it, then conflicts with
+ * this store's own write. The annotation tells that case from another writer.
+ */
+export const WRITE_ID_ANNOTATION = "driftless/write-id";
 
 /**
  * The API server refuses a Secret whose data exceeds 1 MiB. The default refusal point leaves a quarter
@@ -46,7 +54,9 @@ const gunzipAsync = promisify(gunzip);
 /**
  * A StateStore backed by the Secret `name` in `namespace`. `load` throws StateError when the Secret
  * cannot be read or is corrupt; `save` throws StateError when another writer changed the Secret since
- * this store last read or wrote it, when the state is larger than `maxBytes`, or when the API fails.
+ * this store last read or wrote it (a write of its own that landed unanswered is not another writer),
+ * when the state is larger than `maxBytes`, or when the API fails. `ensureWritable` resolves at once
+ * unless read-only: the conditional writes are its guard.
  */
 export function createKubernetesStateStore(options: KubernetesStateStoreOptions): StateStore {
   const { kubeConfig, namespace, logger, readOnly = false } = options;
@@ -69,6 +79,10 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
   let fresh: State | undefined;
   let writes: Promise<void> = Promise.resolve();
   let closed = false;
+  const storeId = randomUUID();
+  let writeCount = 0;
+  /** Writes whose answer never came (timeout, reset): each may or may not have landed. */
+  const unanswered = new Set<string>();
 
   const open = () => {
     if (closed) throw new StateError(`the state store ${where} is closed`);
@@ -139,6 +153,24 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
       );
     }
     const resourceVersion = versions.get(state) ?? latest;
+    try {
+      await write(state, compressed, resourceVersion);
+    } catch (error) {
+      if (statusOf(error) !== 409) throw error;
+      // Our own earlier write may have landed although its answer was lost: then nobody else wrote.
+      const ours = await ownUnansweredWrite();
+      if (ours === undefined) throw conflict(resourceVersion, error);
+      log.info({ resourceVersion: ours }, "an earlier save whose answer was lost had landed: saving over it");
+      await write(state, compressed, ours).catch((again: unknown) => {
+        throw statusOf(again) === 409 ? conflict(ours, again) : again;
+      });
+    }
+  }
+
+  /** Creates or replaces the Secret at `resourceVersion` ("" = create). Throws the client's error on 409. */
+  async function write(state: State, compressed: Buffer, resourceVersion: string): Promise<void> {
+    writeCount += 1;
+    const writeId = `${storeId}-${writeCount}`;
     const body: V1Secret = {
       apiVersion: "v1",
       kind: "Secret",
@@ -148,29 +180,65 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
         namespace,
         resourceVersion: resourceVersion || undefined,
         labels: { "app.kubernetes.io/name": "driftless", "app.kubernetes.io/component": "state" },
+        annotations: { [WRITE_ID_ANNOTATION]: writeId },
       },
       data: { [STATE_KEY]: compressed.toString("base64") },
     };
     const request = abortWith(AbortSignal.timeout(timeoutMs));
+    let saved: V1Secret;
     try {
-      const saved = resourceVersion
+      saved = resourceVersion
         ? await core.replaceNamespacedSecret({ name, namespace, body }, request)
         : await core.createNamespacedSecret({ namespace, body }, request);
-      latest = saved.metadata?.resourceVersion ?? "";
-      versions.set(state, latest);
-      log.debug({ bytes: compressed.length, resources, resourceVersion: latest }, "state saved");
     } catch (error) {
-      if (statusOf(error) === 409) {
-        const what = resourceVersion
-          ? `it changed since this replica read it (resourceVersion ${resourceVersion})`
-          : "it was created by someone else after this replica found none";
-        throw new StateError(
-          `another writer changed the state: ${where} was not saved because ${what}; is a second driftless running without leader election? The next pass reloads it`,
-          { cause: error },
-        );
-      }
+      if (statusOf(error) === 409) throw error;
+      // No answer at all: the write may have landed (see ownUnansweredWrite).
+      if (statusOf(error) === undefined) unanswered.add(writeId);
       throw new StateError(`cannot save the state ${where}: ${reasonOf(error)}`, { cause: error });
     }
+    unanswered.clear();
+    latest = saved.metadata?.resourceVersion ?? "";
+    versions.set(state, latest);
+    log.debug(
+      { bytes: compressed.length, resources: Object.keys(state.resources).length, resourceVersion: latest },
+      "state saved",
+    );
+  }
+
+  /** The Secret's resourceVersion when its last write is one of ours whose answer was lost, else undefined. */
+  async function ownUnansweredWrite(): Promise<string | undefined> {
+    if (unanswered.size === 0) return undefined;
+    let secret: V1Secret;
+    try {
+      secret = await core.readNamespacedSecret(
+        { name, namespace },
+        abortWith(AbortSignal.timeout(timeoutMs)),
+      );
+    } catch (error) {
+      throw new StateError(`cannot read the state ${where} after a conflict: ${reasonOf(error)}`, {
+        cause: error,
+      });
+    }
+    const writeId = secret.metadata?.annotations?.[WRITE_ID_ANNOTATION];
+    if (!writeId || !unanswered.has(writeId)) return undefined;
+    unanswered.clear();
+    return secret.metadata?.resourceVersion;
+  }
+
+  function conflict(resourceVersion: string, cause: unknown): StateError {
+    const what = resourceVersion
+      ? `it changed since this replica read it (resourceVersion ${resourceVersion})`
+      : "it was created by someone else after this replica found none";
+    return new StateError(
+      `another writer changed the state: ${where} was not saved because ${what}; is a second driftless running without leader election? The next pass reloads it`,
+      { cause },
+    );
+  }
+
+  async function ensureWritable(): Promise<void> {
+    open();
+    // Nothing to check ahead: every write is conditional on the resourceVersion (see above).
+    if (readOnly) throw new StateError(`the state store ${where} was opened read-only: not writing`);
   }
 
   async function close(): Promise<void> {
@@ -179,7 +247,7 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
   }
 
   // Nothing to unlock on close: with several replicas, the leader Lease decides who writes.
-  return { load, save, close };
+  return { load, save, ensureWritable, close };
 }
 
 function kib(bytes: number): string {

@@ -1,6 +1,9 @@
 /**
  * What driftless remembers between passes, and the small interface every store implements (a file in
- * DRIFTLESS_STATE_DIR, or a Kubernetes Secret). Nothing secret is kept: secrets only as salted hashes.
+ * DRIFTLESS_STATE_DIR, or a Kubernetes Secret). No secret is kept in clear: secrets only as HMACs keyed
+ * by the state's `salt`. The salt sits in the same state, so whoever can read the state can test a
+ * guess of a secret against its hash: protect the state as a secret (the file is 0600, the Kubernetes
+ * store uses a Secret).
  */
 
 /** What the next pass needs to know of one resource, keyed in State by `Kind/name`. */
@@ -30,7 +33,7 @@ export type ResourceRecord = {
 
 export type State = {
   version: 1;
-  /** Salt of the secret hashes; made once per store. */
+  /** Key of the secret HMACs; made once per store, and kept in this same state (see above). */
   salt: string;
   resources: Record<string, ResourceRecord>;
 };
@@ -40,6 +43,14 @@ export interface StateStore {
   load(): Promise<State>;
   /** Replaces the saved state atomically. Throws StateError. */
   save(state: State): Promise<void>;
+  /**
+   * Resolves when this process may still write, judged at the moment of the call; throws StateError
+   * saying why not (the file lock was taken over, this replica is no longer the leader, the store is
+   * read-only). Asked immediately before every write request to the platform and every create intent,
+   * so that a process that stalled (a GC pause, SIGSTOP, a frozen VM) and lost its right to write sends
+   * nothing more.
+   */
+  ensureWritable(): Promise<void>;
   /** Releases the store's lock. */
   close(): Promise<void>;
 }

@@ -26,9 +26,16 @@ export type RecordedRequest = { method: string; path: string; token?: string; bo
 
 /**
  * What the server does instead of answering at once: an HTTP status, a request that never ends, a reset,
- * or the usual answer after a delay.
+ * the usual answer after a delay, or `afterEffect`: the request takes effect (a write is stored) but its
+ * answer never arrives ("hang") or the connection is reset before it ("reset"), i.e. a write whose
+ * client timed out although it landed.
  */
-export type Fault = { status: number } | { delayMs: number } | "hang" | "reset";
+export type Fault =
+  | { status: number }
+  | { delayMs: number }
+  | { afterEffect: "hang" | "reset" }
+  | "hang"
+  | "reset";
 
 export type FakeKubernetes = {
   /** http://127.0.0.1:PORT */
@@ -100,52 +107,34 @@ export async function startFakeKubernetes(): Promise<FakeKubernetes> {
     return stored;
   };
 
-  const server = createServer(async (req, res) => {
-    const url = new URL(req.url ?? "/", "http://localhost");
-    const raw = await readBody(req);
-    const body = raw ? (JSON.parse(raw) as KubeObject) : undefined;
-    const token = req.headers.authorization?.replace(/^Bearer /, "");
-    const recorded: RecordedRequest = { method: req.method ?? "GET", path: url.pathname, token, body };
-    requests.push(recorded);
-
-    if (fault?.match(recorded)) {
-      const current = fault.fault;
-      if (current === "hang") return;
-      if (current === "reset") return req.socket.destroy();
-      if ("status" in current) return status(res, current.status, "InternalError", "injected fault");
-      await new Promise((resolve) => setTimeout(resolve, current.delayMs));
-    }
-
-    const route = ROUTES.find((r) => r.pattern.test(url.pathname));
-    const [, namespace = "", name] = route?.pattern.exec(url.pathname) ?? [];
-    if (!route) return status(res, 404, "NotFound", "the server could not find the requested resource");
+  /** The API server's answer to one request, as if nothing went wrong on the way. */
+  const answer = (method: string, path: string, body: KubeObject | undefined): Answer => {
+    const route = ROUTES.find((r) => r.pattern.test(path));
+    const [, namespace = "", name] = route?.pattern.exec(path) ?? [];
+    if (!route) return status(404, "NotFound", "the server could not find the requested resource");
     const what = `${route.group ? `${route.resource}.${route.group}` : route.resource} "${name ?? body?.metadata?.name}"`;
     const existing = name ? objects.get(key(route.resource, namespace, name)) : undefined;
 
-    if (req.method === "GET" && name) {
-      if (!existing) return status(res, 404, "NotFound", `${what} not found`, route.kind, name);
-      return json(res, 200, existing);
+    if (method === "GET" && name) {
+      if (!existing) return status(404, "NotFound", `${what} not found`, route.kind, name);
+      return { code: 200, body: existing };
     }
-    if (req.method === "POST" && !name && body) {
+    if (method === "POST" && !name && body) {
       const newName = String(body.metadata?.name ?? "");
       if (objects.has(key(route.resource, namespace, newName))) {
-        return status(res, 409, "AlreadyExists", `${what} already exists`, route.kind, newName);
+        return status(409, "AlreadyExists", `${what} already exists`, route.kind, newName);
       }
       const invalid = validate(route.resource, body);
-      if (invalid) return status(res, 422, "Invalid", `${route.kind} "${newName}" is invalid: ${invalid}`);
-      return json(
-        res,
-        201,
-        store(route.resource, namespace, { ...body, apiVersion: route.apiVersion, kind: route.kind }),
-      );
+      if (invalid) return status(422, "Invalid", `${route.kind} "${newName}" is invalid: ${invalid}`);
+      const created = { ...body, apiVersion: route.apiVersion, kind: route.kind };
+      return { code: 201, body: store(route.resource, namespace, created) };
     }
-    if (req.method === "PUT" && name && body) {
-      if (!existing) return status(res, 404, "NotFound", `${what} not found`, route.kind, name);
+    if (method === "PUT" && name && body) {
+      if (!existing) return status(404, "NotFound", `${what} not found`, route.kind, name);
       const sent = body.metadata?.resourceVersion;
       // As the API server: a replace without a resourceVersion is unconditional, a stale one conflicts.
       if (sent !== undefined && sent !== existing.metadata?.resourceVersion) {
         return status(
-          res,
           409,
           "Conflict",
           `Operation cannot be fulfilled on ${what}: the object has been modified; please apply your changes to the latest version and try again`,
@@ -154,19 +143,35 @@ export async function startFakeKubernetes(): Promise<FakeKubernetes> {
         );
       }
       const invalid = validate(route.resource, body);
-      if (invalid) return status(res, 422, "Invalid", `${route.kind} "${name}" is invalid: ${invalid}`);
-      return json(
-        res,
-        200,
-        store(
-          route.resource,
-          namespace,
-          { ...body, apiVersion: route.apiVersion, kind: route.kind },
-          existing,
-        ),
-      );
+      if (invalid) return status(422, "Invalid", `${route.kind} "${name}" is invalid: ${invalid}`);
+      const replaced = { ...body, apiVersion: route.apiVersion, kind: route.kind };
+      return { code: 200, body: store(route.resource, namespace, replaced, existing) };
     }
-    return status(res, 405, "MethodNotAllowed", `${req.method} is not supported here`);
+    return status(405, "MethodNotAllowed", `${method} is not supported here`);
+  };
+
+  const server = createServer(async (req, res) => {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    const raw = await readBody(req);
+    const body = raw ? (JSON.parse(raw) as KubeObject) : undefined;
+    const token = req.headers.authorization?.replace(/^Bearer /, "");
+    const recorded: RecordedRequest = { method: req.method ?? "GET", path: url.pathname, token, body };
+    requests.push(recorded);
+
+    const current = fault?.match(recorded) ? fault.fault : undefined;
+    if (current === "hang") return;
+    if (current === "reset") return req.socket.destroy();
+    if (current && "status" in current)
+      return send(res, status(current.status, "InternalError", "injected fault"));
+    if (current && "delayMs" in current) await new Promise((resolve) => setTimeout(resolve, current.delayMs));
+
+    const result = answer(recorded.method, url.pathname, body);
+    // The request took effect; only its answer is lost on the way back.
+    if (current && "afterEffect" in current) {
+      if (current.afterEffect === "reset") req.socket.destroy();
+      return;
+    }
+    send(res, result);
   });
 
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -235,27 +240,25 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-function json(res: ServerResponse, code: number, body: unknown) {
+type Answer = { code: number; body: unknown };
+
+function send(res: ServerResponse, { code, body }: Answer) {
   res.writeHead(code, { "content-type": "application/json" });
   res.end(JSON.stringify(body));
 }
 
-function status(
-  res: ServerResponse,
-  code: number,
-  reason: string,
-  message: string,
-  kind?: string,
-  name?: string,
-) {
-  json(res, code, {
-    kind: "Status",
-    apiVersion: "v1",
-    metadata: {},
-    status: "Failure",
-    message,
-    reason,
-    details: kind ? { name, kind: kind.toLowerCase() } : undefined,
+function status(code: number, reason: string, message: string, kind?: string, name?: string): Answer {
+  return {
     code,
-  });
+    body: {
+      kind: "Status",
+      apiVersion: "v1",
+      metadata: {},
+      status: "Failure",
+      message,
+      reason,
+      details: kind ? { name, kind: kind.toLowerCase() } : undefined,
+      code,
+    },
+  };
 }

@@ -134,6 +134,13 @@ export function describeStateStore(
       expect((await store.load()).resources["DataPipe/a"]?.serverId).toBe(sampleRecord("a").serverId);
     });
 
+    it("lets a store that may write say so: ensureWritable() resolves", async () => {
+      const store = await (await fixture()).open();
+      await store.load();
+
+      await expect(store.ensureWritable()).resolves.toBeUndefined();
+    });
+
     it("lets close() be called twice", async () => {
       const store = await (await fixture()).open();
       await store.load();

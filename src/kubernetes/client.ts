@@ -10,7 +10,8 @@ import { ConfigError } from "../errors.js";
 /**
  * How driftless reaches the Kubernetes API (the state Secret and the leader Lease): the client's own
  * rules for finding a cluster, the namespace to use, a deadline per request, and the status of a failed
- * call.
+ * call. A room of its own, so that state/ (the Secret store) and leader/ (the Lease) both use it
+ * without either depending on the other.
  */
 
 /**
