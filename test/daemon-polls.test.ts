@@ -121,7 +121,7 @@ describe("alert polls", () => {
     ]);
   });
 
-  it("show a state the seeds do not name as it comes", async () => {
+  it("show a state the API does not name as it comes (docs/platform-apis.md#alert-states)", async () => {
     simulator.setAlertState(ids.alertId, "snoozed_until_monday");
 
     const [status] = await poller.poll([dashboard, alertWatch()]);

@@ -9,8 +9,8 @@ import { files, ids, KEY_ROUTE, metricsOf, until, useDaemonRun } from "./helpers
  * and shutdown on SIGTERM. Needs dist/ built (npm test builds first).
  */
 
-/** Every metric name PRODUCT.md fixes. */
-const PRODUCT_METRICS = [
+/** Every metric name docs/daemon.md#metrics fixes (the names dashboards and alerts rely on). */
+const FIXED_METRICS = [
   "driftless_reconcile_total",
   "driftless_reconcile_duration_seconds",
   "driftless_resources",
@@ -24,8 +24,8 @@ const PRODUCT_METRICS = [
   "driftless_source_revision_info",
 ];
 
-/** The type and label names PRODUCT.md gives each metric (histograms' `le` aside). */
-const PRODUCT_SHAPES: Record<string, { type: string; labels: string[] }> = {
+/** The type and label names docs/daemon.md#metrics gives each of them (histograms' `le` aside). */
+const FIXED_SHAPES: Record<string, { type: string; labels: string[] }> = {
   driftless_reconcile_total: { type: "counter", labels: ["result"] },
   driftless_reconcile_duration_seconds: { type: "histogram", labels: [] },
   driftless_resources: { type: "gauge", labels: ["kind", "status"] },
@@ -54,7 +54,7 @@ describe("driftless run, observed", () => {
     expect(after.status).toBe(200);
   });
 
-  it("exposes every metric PRODUCT.md names, in valid exposition format", async () => {
+  it("exposes every metric docs/daemon.md#metrics fixes, in valid exposition format", async () => {
     const d = await run.start();
     await d.waitForLog((l) => l.msg === "pass finished");
     await until(async () => ((await metricsOf(d)).includes("driftless_alert_state{") ? true : undefined));
@@ -78,7 +78,7 @@ describe("driftless run, observed", () => {
     );
 
     expect(malformed).toEqual([]);
-    for (const name of PRODUCT_METRICS) expect(names, name).toContain(name);
+    for (const name of FIXED_METRICS) expect(names, name).toContain(name);
     expect(text).toMatch(
       /^driftless_api_requests_total\{api="management",method="PATCH",route="\/v1\/organizations\/\{organizationId\}\/keys\/\{keyId\}",code="200"\} \d+$/m,
     );
@@ -91,14 +91,14 @@ describe("driftless run, observed", () => {
     if (!promtool.error) expect(lint).toEqual([]);
   });
 
-  it("gives every PRODUCT.md metric its type and exactly its labels", async () => {
+  it("gives every metric docs/daemon.md#metrics fixes its type and exactly its labels", async () => {
     const d = await run.start();
     await until(async () => ((await metricsOf(d)).includes("driftless_backup_stale{") ? true : undefined));
     await until(async () => ((await metricsOf(d)).includes("driftless_alert_state{") ? true : undefined));
 
     const text = await metricsOf(d);
     const shapes = Object.fromEntries(
-      Object.keys(PRODUCT_SHAPES).map((name) => {
+      Object.keys(FIXED_SHAPES).map((name) => {
         const type = text.match(new RegExp(`^# TYPE ${name} (\\w+)$`, "m"))?.[1];
         const labelSets = text
           .split("\n")
@@ -115,7 +115,7 @@ describe("driftless run, observed", () => {
 
     expect(shapes).toEqual(
       Object.fromEntries(
-        Object.entries(PRODUCT_SHAPES).map(([name, shape]) => [
+        Object.entries(FIXED_SHAPES).map(([name, shape]) => [
           name,
           { type: shape.type, labels: [shape.labels.join(",")] },
         ]),

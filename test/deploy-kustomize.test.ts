@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -18,7 +18,14 @@ const kustomizations = [
   ...(existsSync(overlays) ? readdirSync(overlays).map((name) => `deploy/overlays/${name}`) : []),
 ];
 
-type K8sObject = { apiVersion: string; kind: string; metadata: { name: string }; [field: string]: unknown };
+type K8sObject = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; labels?: Record<string, string> };
+  [field: string]: unknown;
+};
+
+const version = (JSON.parse(readFileSync(join(repo, "package.json"), "utf8")) as { version: string }).version;
 
 function render(dir: string): { status: number | null; stderr: string; objects: K8sObject[] } {
   const result = spawnSync("kubectl", ["kustomize", join(repo, dir)], { encoding: "utf8" });
@@ -93,6 +100,48 @@ describe.each(kustomizations)("%s", (dir) => {
     }
 
     expect(problems).toEqual([]);
+  });
+
+  it("labels every object with its name, instance, release version and manager", () => {
+    const { objects } = render(dir);
+
+    const unlabelled = objects
+      .filter((o) => o.kind !== "Namespace")
+      .filter(
+        (o) =>
+          o.metadata.labels?.["app.kubernetes.io/name"] !== "driftless" ||
+          o.metadata.labels?.["app.kubernetes.io/instance"] !== "driftless" ||
+          o.metadata.labels?.["app.kubernetes.io/version"] !== version ||
+          o.metadata.labels?.["app.kubernetes.io/managed-by"] !== "kustomize",
+      )
+      .map((o) => `${o.kind}/${o.metadata.name}`);
+
+    expect(objects.length).toBeGreaterThan(5);
+    expect(unlabelled).toEqual([]);
+  });
+
+  it("keeps the selectors to the name label, so an upgrade never changes a Deployment's selector", () => {
+    const { objects } = render(dir);
+
+    const selectors = objects
+      .filter((o) => ["Deployment", "Service", "ServiceMonitor", "PodDisruptionBudget"].includes(o.kind))
+      .map((o) => {
+        const selector = (o.spec as { selector: { matchLabels?: Record<string, string> } }).selector;
+        return [o.kind, selector.matchLabels ?? selector];
+      });
+
+    expect(selectors.length).toBeGreaterThanOrEqual(3);
+    for (const [, selector] of selectors) expect(selector).toEqual({ "app.kubernetes.io/name": "driftless" });
+  });
+
+  it("names the Grafana dashboard ConfigMap without a hash suffix, so an upgrade replaces it", () => {
+    const { objects } = render(dir);
+
+    const dashboards = objects.filter(
+      (o) => o.kind === "ConfigMap" && o.metadata.labels?.grafana_dashboard === "1",
+    );
+
+    expect(dashboards.map((o) => o.metadata.name)).toEqual(["driftless-grafana-dashboard"]);
   });
 });
 

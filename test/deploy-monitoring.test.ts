@@ -175,7 +175,7 @@ describe("the Grafana dashboard", () => {
     expect(problems).toEqual([]);
   });
 
-  it("charts every metric whose name the product contract fixes", () => {
+  it("charts every metric whose name docs/daemon.md#metrics fixes", () => {
     const charted = new Set(dashboardQueries.flatMap(({ expr }) => selectedMetrics(expr).names));
     const fixed = [
       "driftless_reconcile_total",

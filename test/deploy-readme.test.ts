@@ -6,26 +6,22 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 
 /**
- * The README's "Run it on Kubernetes" and "Operations" sections as a user follows them: the files
- * they name exist, their manifests validate, and the commands that make files produce what the
- * deployment needs. The validate check needs the built CLI (`npx tsc -p .`).
+ * docs/kubernetes.md and docs/operations.md as a user follows them: the files they name exist, their
+ * manifests validate, and the commands that make files produce what the deployment needs. The
+ * validate check needs the built CLI (`npx tsc -p .`).
  */
 
 const repo = fileURLToPath(new URL("..", import.meta.url));
-const readme = readFileSync(join(repo, "README.md"), "utf8");
 
-/** The text of a `## title` section, up to the next `## ` heading. */
-function section(title: string): string {
-  const start = readme.indexOf(`\n## ${title}\n`);
-  if (start < 0) throw new Error(`README has no section "${title}"`);
-  const end = readme.indexOf("\n## ", start + 1);
-  return readme.slice(start, end < 0 ? undefined : end);
+/** The text of a page of docs/. */
+function page(name: string): string {
+  return readFileSync(join(repo, "docs", name), "utf8");
 }
 
-const steps = `${section("Run it on Kubernetes")}\n${section("Operations")}`;
+const steps = `${page("kubernetes.md")}\n${page("operations.md")}`;
 
-describe("the README's Kubernetes steps", () => {
-  const work = mkdtempSync(join(tmpdir(), "driftless-readme-"));
+describe("the Kubernetes and operations docs' steps", () => {
+  const work = mkdtempSync(join(tmpdir(), "driftless-docs-steps-"));
 
   afterAll(() => {
     rmSync(work, { recursive: true, force: true });
@@ -42,12 +38,12 @@ describe("the README's Kubernetes steps", () => {
   });
 
   it("show manifests that `driftless validate` accepts, once their placeholders are filled", () => {
-    const manifests = [...section("Operations").matchAll(/```yaml\n([\s\S]*?)```/g)].map((match) =>
+    const manifests = [...page("operations.md").matchAll(/```yaml\n([\s\S]*?)```/g)].map((match) =>
       (match[1] ?? "").replace(/<[^>]*\bid>/g, "0d3c1b2a-4e5f-4a6b-8c7d-9e0f1a2b3c4d"),
     );
     mkdirSync(join(work, "manifests"));
     manifests.forEach((text, index) => {
-      writeFileSync(join(work, "manifests", `readme-${index}.yaml`), text);
+      writeFileSync(join(work, "manifests", `docs-${index}.yaml`), text);
     });
 
     const validate = spawnSync(

@@ -214,7 +214,7 @@ describe("the Kubernetes state store", () => {
     expect(storedState()).toEqual(stateWith(state.salt, ["one"]));
   });
 
-  it("loads a file store's state.json gzip'd into the Secret by hand (the README's migration)", async () => {
+  it("loads a file store's state.json gzip'd into the Secret by hand (docs/high-availability.md#moving-from-one-replica-to-ha)", async () => {
     const migrated = stateWith("salt-of-the-file-store", ["ci-deployer"]);
     // kubectl create secret generic driftless-state --from-file=state.json.gz
     fake.put("secrets", NAMESPACE, {
