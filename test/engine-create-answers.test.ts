@@ -58,6 +58,7 @@ it("says so when the create's intent cannot be cleared after a refused POST, ins
         // Save 1 writes the intent; save 2, clearing it after the 400, fails.
         save: (state) => (++saves === 2 ? Promise.reject(new Error("disk full")) : store.save(state)),
         close: () => store.close(),
+        ensureWritable: () => store.ensureWritable(),
       }),
     },
   );

@@ -28,6 +28,7 @@ function breakable(store: StateStore, broken: { on: boolean }): StateStore {
     load: () => store.load(),
     save: (state) => (broken.on ? Promise.reject(new Error("disk full")) : store.save(state)),
     close: () => store.close(),
+    ensureWritable: () => store.ensureWritable(),
   };
 }
 

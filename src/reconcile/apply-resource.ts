@@ -165,6 +165,8 @@ async function sendAndRecord(
   const { deps, options } = run;
   if (options.signal?.aborted) return job.finish("Pending", "not sent: the pass was stopped (shutdown)");
   if (!deps.send) return job.finish("Pending", "not sent: no API client");
+  const lost = await mayWrite(job);
+  if (lost) return lost;
 
   // Step 3: a create is not idempotent: its intent is saved first, so a crash after the POST is seen.
   const route = ROUTES[request.route];
@@ -208,6 +210,25 @@ async function sendAndRecord(
     "resource applied",
   );
   return undefined;
+}
+
+/**
+ * Asks the store, right before a write, whether this process may still write (its lock, its
+ * leadership): after a pause another process may have taken over, and both must never send. Once it
+ * may not, the pass sends nothing more. The outcome to return when it may not.
+ */
+async function mayWrite(job: Job): Promise<ResourceOutcome | undefined> {
+  const { pass, deps } = job.run;
+  if (pass.stopped === undefined) {
+    try {
+      await deps.store.ensureWritable();
+      return undefined;
+    } catch (error) {
+      pass.stopped = messageOf(error);
+      job.log.error({ err: error }, "this process may no longer write: the pass sends nothing more");
+    }
+  }
+  return job.finish("Failed", `not sent: ${pass.stopped}`);
 }
 
 /** Saves the intent of a create before its POST; the outcome to return when it cannot be saved. */

@@ -81,4 +81,6 @@ export type Pass = {
    * more is sent for them until it is, so that no request builds on a state the store does not hold.
    */
   undurable: Map<string, string>;
+  /** Why this process may no longer write (its lock or leadership is gone): nothing more is sent. */
+  stopped?: string;
 };
