@@ -29,12 +29,14 @@ export function parseFast(text: string): ParsedManifest[] | undefined {
     const parsed = KIND_SCHEMAS[kind].safeParse(value);
     if (!parsed.success) return undefined;
     const labels = parsed.data.metadata.labels ?? {};
-    // js-yaml names a null key "null", yaml "": labels are the only map whose keys are free.
-    if (Object.hasOwn(labels, "null")) return undefined;
+    const annotations = parsed.data.metadata.annotations ?? {};
+    // js-yaml names a null key "null", yaml "": labels and annotations are the maps whose keys are free.
+    if (Object.hasOwn(labels, "null") || Object.hasOwn(annotations, "null")) return undefined;
     manifests.push({
       kind: parsed.data.kind,
       name: parsed.data.metadata.name,
       labels,
+      annotations,
       spec: parsed.data.spec,
       ordinal: manifests.length,
     } as ParsedManifest);

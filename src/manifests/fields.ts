@@ -57,9 +57,40 @@ export const LabelKey = z
       "label keys are an optional DNS prefix and '/', then up to 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit",
   });
 
+/** The annotations driftless reads; another key under `driftless/` is a typo, and an error. */
+export const DRIFTLESS_ANNOTATIONS = {
+  /** "true": nothing is sent for this resource (status Suspended); polls go on. */
+  suspend: "driftless/suspend",
+  /** The manifest name this resource had before a rename, for an endpoint whose id is not known yet. */
+  previousName: "driftless/previous-name",
+} as const;
+
+const KNOWN_ANNOTATIONS = new Set<string>(Object.values(DRIFTLESS_ANNOTATIONS));
+
+export const Annotations = z
+  .record(LabelKey, z.string({ error: "annotation values must be strings" }))
+  .superRefine((annotations, ctx) => {
+    for (const [key, value] of Object.entries(annotations)) {
+      if (key.startsWith("driftless/") && !KNOWN_ANNOTATIONS.has(key)) {
+        ctx.addIssue({
+          code: "custom",
+          path: [key],
+          message: `unknown driftless annotation; known: ${[...KNOWN_ANNOTATIONS].join(", ")}`,
+        });
+      }
+      if (key === DRIFTLESS_ANNOTATIONS.suspend && value !== "true" && value !== "false") {
+        ctx.addIssue({ code: "custom", path: [key], message: 'must be "true" or "false"' });
+      }
+      if (key === DRIFTLESS_ANNOTATIONS.previousName && !ManifestName.safeParse(value).success) {
+        ctx.addIssue({ code: "custom", path: [key], message: "must be a manifest name" });
+      }
+    }
+  });
+
 export const Metadata = z.strictObject({
   name: ManifestName,
   labels: z.record(LabelKey, z.string({ error: "label values must be strings" })).optional(),
+  annotations: Annotations.optional(),
 });
 export type Metadata = z.infer<typeof Metadata>;
 

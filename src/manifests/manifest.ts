@@ -51,6 +51,8 @@ type Loaded<D> = D extends { kind: infer K; spec: infer S }
       /** metadata.name: the resource's identity in driftless, unique per kind. */
       name: string;
       labels: Record<string, string>;
+      /** metadata.annotations; `driftless/*` keys steer driftless (DRIFTLESS_ANNOTATIONS). */
+      annotations: Record<string, string>;
       spec: S;
       /** Where the document starts; `file` is relative to the manifests root, with `/`. */
       position: Position;
@@ -60,7 +62,9 @@ type Loaded<D> = D extends { kind: infer K; spec: infer S }
   : never;
 
 /** A manifest as a file's text gives it, before positions are attached (`ordinal`: its place in the file). */
-export type ParsedManifest = Pick<Manifest, "kind" | "name" | "labels" | "spec"> & { ordinal: number };
+export type ParsedManifest = Pick<Manifest, "kind" | "name" | "labels" | "annotations" | "spec"> & {
+  ordinal: number;
+};
 
 /** One loaded, schema-valid manifest. Narrow on `kind` to get its typed spec. */
 export type Manifest = Loaded<ManifestDocument>;

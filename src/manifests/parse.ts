@@ -151,6 +151,7 @@ function parseDocument(
     kind: data.kind,
     name: data.metadata.name,
     labels: data.metadata.labels ?? {},
+    annotations: data.metadata.annotations ?? {},
     spec: data.spec,
     ordinal,
   } as ParsedManifest);
