@@ -13,7 +13,22 @@ export function parseResourceId(id: string): { kind: string; name: string } {
   return slash < 0 ? { kind: id, name: "" } : { kind: id.slice(0, slash), name: id.slice(slash + 1) };
 }
 
-export const RESOURCE_STATUSES = ["Synced", "Pending", "Failed", "Invalid", "Unknown", "Warning"] as const;
+/**
+ * Synced: as the manifest says. Pending: waits (for a dependency, the budget, a save). Failed: refused
+ * or erred. Invalid: its manifest has problems. Unknown: a create's outcome cannot be known. Warning: a
+ * watch found something. Suspended: nothing is sent for it by choice. Unmanaged: its manifest is gone,
+ * its record is kept for a while.
+ */
+export const RESOURCE_STATUSES = [
+  "Synced",
+  "Pending",
+  "Failed",
+  "Invalid",
+  "Unknown",
+  "Warning",
+  "Suspended",
+  "Unmanaged",
+] as const;
 export type ResourceStatusName = (typeof RESOURCE_STATUSES)[number];
 
 /** One resource's outcome, as `/status`, `apply --output json` and the metrics show it. */
