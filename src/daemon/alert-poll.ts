@@ -20,7 +20,7 @@ export type AlertPollDeps = {
 export type AlertPoll = { status: WatchStatus; state?: string; gone?: boolean };
 
 /**
- * Reads the alert of one AlertWatch. Its state is kept as the platform spells it (a state the seeds do
+ * Reads the alert of one AlertWatch. Its state is kept as the platform spells it (a state the API does
  * not name is still shown). When the watch names a dashboard, the alert is checked against it: a tile
  * the dashboard no longer has is a Warning, because the platform deletes alerts whose tile is gone.
  */

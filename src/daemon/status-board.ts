@@ -3,7 +3,7 @@ import { type PassResult, type ResourceStatus, resourceId, type Trigger } from "
 
 /** A watched, read-only resource (AlertWatch, BackupWatch) as the last poll saw it. */
 export type WatchStatus = ResourceStatus & {
-  /** What the platform answered, as it came (an alert state the seeds do not name is kept). */
+  /** What the platform answered, as it came (an alert state the API does not name is kept). */
   observed?: Record<string, string | number | boolean | null>;
   /** ISO-8601 time of the poll. */
   polledAt: string;

@@ -16,7 +16,7 @@ export const Text = z.string();
 export const NonEmpty = z.string().min(1, { error: "must not be empty" });
 
 /**
- * An id the API puts in a URL path (dashboard, alert), of a format the seeds do not show. `.` and
+ * An id the API puts in a URL path (dashboard, alert), of a format the API does not show (docs/platform-apis.md#id-formats). `.` and
  * `..` would be read as path steps by a server or proxy and address another endpoint.
  */
 export const PathId = NonEmpty.refine((id) => id !== "." && id !== "..", {
@@ -26,7 +26,7 @@ export const PathId = NonEmpty.refine((id) => id !== "." && id !== "..", {
     "must not hold control characters or lone surrogates (it becomes part of the request's URL path and of the plan reviewers read)",
 });
 
-/** An integer in [min, max]; the seeds type many settings as integers, so 1.5 is an error, not 1. */
+/** An integer in [min, max]; the API types many settings as integers, so 1.5 is an error, not 1. */
 export function Int(min = 0, max = Number.MAX_SAFE_INTEGER) {
   const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `between ${min} and ${max}`;
   return z

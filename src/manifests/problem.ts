@@ -13,7 +13,7 @@ export type Problem = {
   message: string;
 };
 
-/** `file:line:col  Kind/name  message`, as PRODUCT.md shows; `-` stands for an unknown resource. */
+/** `file:line:col  Kind/name  message`, as docs/cli.md shows; `-` stands for an unknown resource. */
 export function formatProblem(problem: Problem): string {
   const message = problem.field ? `${problem.field}: ${problem.message}` : problem.message;
   return `${problem.file}:${problem.line}:${problem.col}  ${problem.resource ?? "-"}  ${message}`;

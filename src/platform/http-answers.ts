@@ -2,7 +2,7 @@ import { STATUS_CODES } from "node:http";
 
 /**
  * Reading what the platform says beyond a status code: the message and request id of an error body of
- * any shape, and how long a 429 asks us to wait. The seeds show success answers only, so both must be
+ * any shape, and how long a 429 asks us to wait. The APIs document success answers only (docs/platform-apis.md#error-answers), so both must be
  * robust to whatever arrives.
  */
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * The management API's types (docs/platform-apis.md#management-api): request bodies as the API takes
+ * The management API's types (docs/platform-apis.md#management-endpoints): request bodies as the API takes
  * them, and the few answer fields driftless reads; every other answer field is kept as it came (a
  * platform that adds fields or enum values must never crash a pass). The endpoints are in routes.ts.
  */
@@ -140,7 +140,7 @@ export type ApiKey = z.infer<typeof ApiKey>;
 export const DataPipe = z.looseObject({
   id: z.string(),
   name: z.string().optional(),
-  /** Values not shown in the seed. */
+  /** Values the API does not list. */
   state: z.string().nullish(),
 });
 export type DataPipe = z.infer<typeof DataPipe>;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * The observability API's types (docs/platform-apis.md#observability-api): the dashboard body as the
+ * The observability API's types (docs/platform-apis.md#observability-endpoints): the dashboard body as the
  * API takes it, and the answer fields driftless reads; the rest are kept as they came. The endpoints
  * are in routes.ts.
  */

@@ -45,7 +45,7 @@ const CREDENTIALS = new Set<string>(CREDENTIAL_FIELDS);
 
 /**
  * An answer as the state may keep it: results are said to omit credentials, yet a pipe's result lists
- * `connectionString` (which may embed an account key; docs/platform-apis.md#credentials), so
+ * `connectionString` (which may embed an account key; docs/platform-apis.md#credential-fields), so
  * credential fields are dropped and any value equal to a secret just sent is masked.
  */
 function withoutCredentials(value: unknown, secrets: readonly string[]): unknown {

@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * The simulated platform's resources, shaped as the seed documents show them in results, plus the few
+ * The simulated platform's resources, shaped as the APIs show them in results, plus the few
  * fields the platform keeps to itself (which organization a key belongs to, its secret). A fixture is
  * the whole platform at start; the same shapes are the live state tests read and change.
  */

@@ -3,7 +3,7 @@ import { badRequest } from "./http.js";
 import { EndpointType, KeyRole, MskAuthentication, TableMapping, Tile } from "./model.js";
 
 /**
- * The request bodies both APIs accept, field for field from the seed documents, and nothing else:
+ * The request bodies both APIs accept, field for field from the APIs' request tables (docs/platform-apis.md), and nothing else:
  * an unknown field, a wrong type or a missing conditional field is a 400 naming the field, so the
  * simulator catches driftless's own mistakes before the real platform would.
  */
@@ -97,7 +97,7 @@ export type PipePatch = z.infer<typeof PipePatch>;
 
 const NullableText = Text.nullable().optional();
 
-/** The fields each endpoint type requires; the seed leaves VPC_ENDPOINT_SERVICE open, its name is the sane need. */
+/** The fields each endpoint type requires; the API leaves VPC_ENDPOINT_SERVICE open, its name is the sane need. */
 const REQUIRED_BY_TYPE = {
   VPC_ENDPOINT_SERVICE: ["vpcEndpointServiceName"],
   VPC_RESOURCE: ["vpcResourceConfigurationId", "vpcResourceShareArn"],

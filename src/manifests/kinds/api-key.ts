@@ -6,7 +6,7 @@ export const KEY_ROLES = ["admin", "developer", "query_endpoints"] as const;
 export const KeyRole = z.enum(KEY_ROLES, { error: `must be one of ${KEY_ROLES.join(", ")}` });
 export type KeyRole = z.infer<typeof KeyRole>;
 
-/** An IPv4/IPv6 address or CIDR block. The seed does not show the format; these are what the console takes. */
+/** An IPv4/IPv6 address or CIDR block. The API does not show the format (docs/platform-apis.md#ip-access-list-format); these are what the console takes. */
 export const IpSource = z.string({ error: "must be an IP address or CIDR block" }).refine(
   (value) => {
     const [address, prefix, ...rest] = value.split("/");
@@ -29,7 +29,7 @@ export type IpAccessEntry = z.infer<typeof IpAccessEntry>;
 const EXPIRE_AT =
   'must be an ISO-8601 date-time with a zone, like 2027-01-31T00:00:00Z, or null/"" for never';
 
-/** ISO-8601 date-time with a zone; null or "" mean the key never expires (as the seed says). */
+/** ISO-8601 date-time with a zone; null or "" mean the key never expires (as the API says). */
 export const ExpireAt = z.union(
   [z.iso.datetime({ offset: true, error: EXPIRE_AT }), z.literal(""), z.null()],
   { error: EXPIRE_AT },
@@ -38,7 +38,7 @@ export const ExpireAt = z.union(
 /**
  * PATCH /v1/organizations/{organizationId}/keys/{keyId}.
  *
- * `state` is refused: the seed does not show it in the request body, so sending it could be rejected
+ * `state` is refused (docs/platform-apis.md#api-key-state): the API does not show it in the request body, so sending it could be rejected
  * or silently ignored; a key is disabled by expiring it or in the console.
  *
  * `allowLockout` is driftless's own: without it, the engine refuses a change to the key driftless

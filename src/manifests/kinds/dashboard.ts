@@ -2,7 +2,7 @@ import { z } from "zod";
 import { Bool, Int, manifestDocument, NonEmpty, PathId, refineUnique, Text } from "../fields.js";
 
 /**
- * PUT /api/v2/dashboards/{id}. The seed names some values that "occur" for series fields and says
+ * PUT /api/v2/dashboards/{id}. The API names some values that "occur" for series fields and says
  * nothing of the others, so any non-empty string is accepted; the known ones are suggested to editors.
  */
 
@@ -12,7 +12,7 @@ const openEnum = (known: readonly string[]) =>
     description: `known values: ${known.join(", ")}; others are passed on`,
   });
 
-/** `<field>:<value>`, the only filter form the seed shows. */
+/** `<field>:<value>`, the only filter form the API shows. */
 export const Where = z
   .string({ error: "must be a string" })
   .regex(/^[^\s:]+:\S.*$/, { error: "must have the form <field>:<value>, like level:error" });

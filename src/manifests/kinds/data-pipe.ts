@@ -4,7 +4,7 @@ import { SecretRef } from "../secrets.js";
 
 /**
  * PATCH /v1/organizations/{organizationId}/services/{serviceId}/datapipes/{dataPipeId}: the request
- * body's fields, field for field from the seed. Result-only fields (brokers, topics, offset, ...) are
+ * body's fields, field for field from the API (docs/platform-apis.md#update-a-data-pipe). Result-only fields (brokers, topics, offset, ...) are
  * not settable through this endpoint and are therefore errors here.
  */
 
@@ -52,7 +52,7 @@ export const PostgresSource = z.strictObject({
   port: Int(1, 65535).optional(),
   database: NonEmpty.optional(),
   credentials: Credentials.optional(),
-  // The seed types these as numbers; a fractional interval or batch size has no meaning.
+  // The API types these as numbers; a fractional interval or batch size has no meaning.
   settings: z
     .strictObject({ syncIntervalSeconds: Int(1).optional(), pullBatchSize: Int(1).optional() })
     .optional(),

@@ -14,7 +14,7 @@ const common = {
 
 /**
  * POST .../datapipesReversePrivateEndpoints, once. Each type takes exactly its own fields: a field of
- * another type is an error, not silently sent. The seed does not say what VPC_ENDPOINT_SERVICE
+ * another type is an error, not silently sent. The API does not say what VPC_ENDPOINT_SERVICE
  * requires; an endpoint service endpoint without the service's name cannot work, so it is required.
  */
 export const ReversePrivateEndpointSpec = z.discriminatedUnion(
