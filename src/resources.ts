@@ -42,7 +42,15 @@ export type ResourceStatus = {
   requestId?: string;
   /** ISO-8601 time of the last successful apply. */
   lastAppliedAt?: string;
+  /**
+   * Of a Failed resource: `transient` (the next pass tries again: 5xx, 429, time-out) or `terminal` (the
+   * platform refused it and would again: sent again only when an input changes, or at a re-assertion).
+   */
+  failure?: Failure;
 };
+
+export const FAILURES = ["transient", "terminal"] as const;
+export type Failure = (typeof FAILURES)[number];
 
 export type PassResult = {
   /** The revision the pass read (git-sync link target), when the folder is a link. */

@@ -90,3 +90,16 @@ describe("a retry pass", () => {
     expect(passes[1]?.hold).toBeUndefined();
   });
 });
+
+describe("terminal failures", () => {
+  it("schedules no retry for a resource the platform refused for good", () => {
+    const backoff = new Backoff({ baseMs: 1_000, random: () => 0.5 });
+    const refused: ResourceStatus = { ...failed("a"), message: "403", failure: "terminal" };
+
+    const due = backoff.record([refused, { ...failed("b"), failure: "transient" }], 0);
+
+    expect(backoff.failuresOf("ApiKey/a")).toBe(0);
+    expect(backoff.failuresOf("ApiKey/b")).toBe(1);
+    expect(due).toBe(1_000);
+  });
+});

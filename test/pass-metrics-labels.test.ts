@@ -25,3 +25,19 @@ it("keeps a known kind's Invalid manifests under their own kind", async () => {
 
   expect(await registry.metrics()).toContain('driftless_resources{kind="Dashboard",status="Invalid"} 1');
 });
+
+it("counts Failed resources as transient or terminal in driftless_resources_failed", async () => {
+  const registry = new Registry();
+  const passMetrics = new PassMetrics(createMetrics(registry, { defaultMetrics: false }));
+
+  passMetrics.recordStatuses([
+    { kind: "ApiKey", name: "a", status: "Failed", failure: "terminal" },
+    { kind: "ApiKey", name: "b", status: "Failed", failure: "transient" },
+    { kind: "ApiKey", name: "c", status: "Failed", failure: "transient" },
+  ]);
+
+  const text = await registry.metrics();
+  expect(text).toContain('driftless_resources_failed{kind="ApiKey",failure="terminal"} 1');
+  expect(text).toContain('driftless_resources_failed{kind="ApiKey",failure="transient"} 2');
+  expect(text).toContain('driftless_resources_failed{kind="Dashboard",failure="terminal"} 0');
+});

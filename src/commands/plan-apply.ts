@@ -157,6 +157,7 @@ export async function applyCommand(config: Config, options: PlanApplyOptions, io
         ...engineDeps(config, io, logger, store),
         send: platform.send,
         managementKeyId: platform.managementKeyId,
+        credentialVersion: platform.credentialVersion,
         onResource,
       });
       const result = await reconciler.pass({

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { type Config, cleartextUrls, readCredential } from "../config.js";
 import { ConfigError } from "../errors.js";
@@ -23,6 +24,8 @@ import type { Metrics } from "../telemetry/metrics.js";
 export type Platform = {
   /** Calls any route of the platform's two APIs. */
   client: PlatformClient;
+  /** A fingerprint of the credentials in use, which changes when one is rotated. */
+  credentialVersion: () => string;
   /** Sends planned requests through the client. */
   send: Sender;
   /** The key id driftless authenticates with (read again at each call: the file may be rotated). */
@@ -84,6 +87,9 @@ export async function createPlatform(config: Config, deps: PlatformDeps): Promis
   return {
     client: platformClient,
     send: createSender(platformClient),
+    // A hash, never the credentials: it only tells that they changed (a rotated key file).
+    credentialVersion: () =>
+      createHash("sha256").update(`${auth.management()}\n${auth.observability()}`).digest("hex"),
     managementKeyId: config.managementUrl
       ? () => readCredential(config.managementKeyId)
       : () => simulator?.credentials.managementKeyId,

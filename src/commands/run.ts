@@ -110,6 +110,7 @@ function daemonDeps(
       secrets: { env: io.env, secretsDir: config.secretsDir },
       logger: telemetry.logger,
       managementKeyId: platform.managementKeyId,
+      credentialVersion: platform.credentialVersion,
     }),
     leadership,
     allowCreate: config.allowCreate,

@@ -43,7 +43,8 @@ export class Backoff {
       const key = resourceId(status);
       seen.add(key);
       if (held.has(key)) continue;
-      if (!RETRYABLE.has(status.status)) {
+      // A terminal failure is not retried by backoff: only a changed input (or a re-assertion) helps.
+      if (!RETRYABLE.has(status.status) || status.failure === "terminal") {
         this.entries.delete(key);
         continue;
       }

@@ -1,11 +1,13 @@
+import { createHash } from "node:crypto";
 import { isApiError, isUnknownOutcomeError, messageOf } from "../errors.js";
 import type { Manifest } from "../manifests/manifest.js";
 import { planResource, recordResult } from "../plan/planners.js";
 import { unknownCreateMessage } from "../plan/reverse-private-endpoint.js";
 import type { PlanContext, PlanInput, PlannedRequest, ResourcePlan } from "../plan/types.js";
+import { stored } from "../plan/values.js";
 import { type PlanView, viewOf } from "../plan/view.js";
 import { ROUTES } from "../platform/routes.js";
-import { type ResourceStatusName, resourceId } from "../resources.js";
+import { type Failure, type ResourceStatusName, resourceId } from "../resources.js";
 import type { ResourceRecord } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import { resolveDesired } from "./desired.js";
@@ -21,7 +23,14 @@ import type { ApplyOptions, EngineDeps, Pass, ResourceOutcome } from "./types.js
 /** A first contact with a three-way list takes two requests; more means the plan does not converge. */
 const MAX_ROUNDS = 3;
 
+/**
+ * Requests the platform refused for good (4xx other than 408/409/425/429), by resource: the fingerprint
+ * of what was sent (request and credentials) and what the platform said. Kept across passes.
+ */
+export type TerminalFailures = Map<string, { fingerprint: string; message: string; requestId?: string }>;
+
 export type ResourceRun = {
+  terminal: TerminalFailures;
   deps: EngineDeps;
   pass: Pass;
   base: Omit<PlanContext, "reassert" | "allowCreate">;
@@ -39,6 +48,12 @@ const STATUS_OF: Record<ResourcePlan["outcome"], ResourceStatusName> = {
   refuse: "Failed",
   unknown: "Unknown",
 };
+
+/** What a request depends on: its route, parameters and body (secrets as hashes) and the credentials. */
+function fingerprintOf(request: PlannedRequest, credentials: string): string {
+  const sent = JSON.stringify([request.route, request.params, stored(request.body), credentials]);
+  return createHash("sha256").update(sent).digest("hex");
+}
 
 /** Marks a record changed in memory, so that the next successful save counts it as saved. */
 export function markChanged(pass: Pass, id: string): void {
@@ -71,7 +86,7 @@ class Job {
     markChanged(pass, this.id);
   }
 
-  finish(status: ResourceStatusName, message?: string): ResourceOutcome {
+  finish(status: ResourceStatusName, message?: string, failure?: Failure): ResourceOutcome {
     const { manifest, requestId } = this;
     const appliedAt = this.record?.appliedAt;
     if (status !== "Synced") this.log.warn({ status, reason: message, requestId }, "resource not in sync");
@@ -83,6 +98,7 @@ class Job {
         ...(message ? { message } : {}),
         ...(requestId ? { requestId } : {}),
         ...(appliedAt ? { lastAppliedAt: appliedAt } : {}),
+        ...(failure ? { failure } : {}),
       },
       sent: this.sent,
     };
@@ -165,6 +181,16 @@ async function sendAndRecord(
   const { deps, options } = run;
   if (options.signal?.aborted) return job.finish("Pending", "not sent: the pass was stopped (shutdown)");
   if (!deps.send) return job.finish("Pending", "not sent: no API client");
+  const fingerprint = fingerprintOf(request, deps.credentialVersion?.() ?? "");
+  const refused = options.reassert ? undefined : job.run.terminal.get(job.id);
+  if (refused?.fingerprint === fingerprint) {
+    job.requestId = refused.requestId;
+    return job.finish(
+      "Failed",
+      `${refused.message}; not sent again: the platform refused it, and would again until the manifest, a secret or the credentials change (or the next re-assertion)`,
+      "terminal",
+    );
+  }
   const lost = await mayWrite(job);
   if (lost) return lost;
 
@@ -185,8 +211,9 @@ async function sendAndRecord(
   try {
     answer = await deps.send(request, { priority, ...(options.signal ? { signal: options.signal } : {}) });
   } catch (error) {
-    return failed(job, view, creates, error);
+    return failed(job, view, creates, error, fingerprint);
   }
+  job.run.terminal.delete(job.id);
   job.requestId = answer.requestId;
   job.sent.push(view);
 
@@ -252,7 +279,13 @@ async function saveIntent(job: Job, allowed: boolean): Promise<ResourceOutcome |
 }
 
 /** The outcome of a request that failed: Unknown when it may have taken effect, else Failed or Pending. */
-async function failed(job: Job, view: PlanView, creates: boolean, error: unknown): Promise<ResourceOutcome> {
+async function failed(
+  job: Job,
+  view: PlanView,
+  creates: boolean,
+  error: unknown,
+  fingerprint: string,
+): Promise<ResourceOutcome> {
   const { manifest, run } = job;
   if (isUnknownOutcomeError(error)) {
     job.sent.push(view);
@@ -284,7 +317,14 @@ async function failed(job: Job, view: PlanView, creates: boolean, error: unknown
   }
   if (isApiError(error)) {
     job.requestId = error.context.requestId ?? job.requestId;
-    return job.finish("Failed", error.message + unsaved);
+    if (error.context.retryable) return job.finish("Failed", error.message + unsaved, "transient");
+    const requestId = job.requestId;
+    job.run.terminal.set(job.id, {
+      fingerprint,
+      message: error.message,
+      ...(requestId ? { requestId } : {}),
+    });
+    return job.finish("Failed", error.message + unsaved, "terminal");
   }
-  return job.finish("Failed", messageOf(error) + unsaved);
+  return job.finish("Failed", messageOf(error) + unsaved, "transient");
 }

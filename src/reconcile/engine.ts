@@ -11,7 +11,7 @@ import { type PlanView, viewOf } from "../plan/view.js";
 import { parseResourceId, resourceId } from "../resources.js";
 import type { ResourceRecord, StateStore } from "../state/store.js";
 import { PassMetrics } from "../telemetry/pass-metrics.js";
-import { applyResource, markChanged, type ResourceRun } from "./apply-resource.js";
+import { applyResource, markChanged, type ResourceRun, type TerminalFailures } from "./apply-resource.js";
 import { resolveDesired } from "./desired.js";
 import type { ApplyOptions, EngineDeps, Pass, PassResult, Reconciler, ResourceStatus } from "./types.js";
 
@@ -166,9 +166,10 @@ export function createReconciler(
   // Records a pass changed but could not save: the store's copy is older than what was sent, so the
   // next pass starts from these instead (tile ids and owned entries must never be forgotten).
   let unsaved = new Map<string, ResourceRecord | undefined>();
+  const terminal: TerminalFailures = new Map();
   return {
     async pass(options) {
-      const { result, pass } = await applyPass(deps, options, passMetrics, unsaved);
+      const { result, pass } = await applyPass(deps, options, passMetrics, { unsaved, terminal });
       unsaved = new Map([...pass.dirty.keys()].map((id) => [id, pass.state.resources[id]]));
       return result;
     },
@@ -197,7 +198,7 @@ async function applyPass(
   deps: EngineDeps,
   options: ApplyOptions,
   passMetrics: PassMetrics | undefined,
-  unsaved: ReadonlyMap<string, ResourceRecord | undefined>,
+  memory: { unsaved: ReadonlyMap<string, ResourceRecord | undefined>; terminal: TerminalFailures },
 ): Promise<{ result: PassResult; pass: Pass }> {
   const pass = await startPass(deps);
   const log = options.logger
@@ -215,8 +216,9 @@ async function applyPass(
     options,
     save: chainedSaves(deps.store, pass),
     log,
+    terminal: memory.terminal,
   };
-  await restoreUnsaved(run, unsaved);
+  await restoreUnsaved(run, memory.unsaved);
 
   const statuses = invalidStatuses(pass, deps);
   for (const phase of PHASES) statuses.push(...(await applyPhase(run, phase)));

@@ -50,6 +50,8 @@ export type EngineDeps = {
   logger: Logger;
   /** When given, the pass records its metrics (leave it out when the caller records PassResult itself). */
   metrics?: Metrics;
+  /** A fingerprint of the credentials in use: a change sends terminally refused requests again. */
+  credentialVersion?: () => string;
   /** The key id driftless authenticates with, for the lock-out guard; read at each pass. */
   managementKeyId?: () => string | undefined;
   /** Resources handled at once within a phase; default 4. */

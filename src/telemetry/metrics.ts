@@ -1,6 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, type Registry } from "prom-client";
 import { KINDS } from "../manifests/manifest.js";
-import { RESOURCE_STATUSES } from "../resources.js";
+import { FAILURES, RESOURCE_STATUSES } from "../resources.js";
 
 /** Every manifest kind, so each has its `driftless_resources` series from the start. */
 export const RESOURCE_KINDS = KINDS;
@@ -30,6 +30,12 @@ export function createMetrics(registry: Registry, options: { defaultMetrics?: bo
       name: "driftless_resources",
       help: "Resources by kind and status.",
       labelNames: ["kind", "status"] as const,
+      registers,
+    }),
+    resourcesFailed: new Gauge({
+      name: "driftless_resources_failed",
+      help: "Failed resources by kind and failure: transient (tried again by the next pass) or terminal (tried again when an input changes).",
+      labelNames: ["kind", "failure"] as const,
       registers,
     }),
     manifestErrors: new Gauge({
@@ -121,6 +127,7 @@ export function createMetrics(registry: Registry, options: { defaultMetrics?: bo
   for (const result of ["success", "error"]) metrics.pollTotal.inc({ result }, 0);
   for (const kind of RESOURCE_KINDS) {
     for (const status of RESOURCE_STATUSES) metrics.resources.set({ kind, status }, 0);
+    for (const failure of FAILURES) metrics.resourcesFailed.set({ kind, failure }, 0);
   }
   for (const api of ["management", "observability"]) metrics.apiRateLimited.inc({ api }, 0);
   metrics.manifestErrors.set(0);

@@ -1,5 +1,5 @@
 import { isKind } from "../manifests/manifest.js";
-import { type PassResult, RESOURCE_STATUSES, type ResourceStatus } from "../resources.js";
+import { FAILURES, type PassResult, RESOURCE_STATUSES, type ResourceStatus } from "../resources.js";
 import { type Metrics, RESOURCE_KINDS } from "./metrics.js";
 
 /** The `kind` label of resources whose manifest names no known kind. */
@@ -63,6 +63,19 @@ export class PassMetrics {
     }
     for (const key of this.extra) if (!extra.has(key)) this.metrics.resources.remove(labelsOf(key));
     this.extra = extra;
+    this.recordFailures(statuses);
+  }
+
+  /** Sets `driftless_resources_failed`: the Failed resources of each kind, transient or terminal. */
+  private recordFailures(statuses: readonly ResourceStatus[]): void {
+    for (const kind of RESOURCE_KINDS) {
+      for (const failure of FAILURES) {
+        const count = statuses.filter(
+          (s) => s.kind === kind && s.status === "Failed" && (s.failure ?? "transient") === failure,
+        ).length;
+        this.metrics.resourcesFailed.set({ kind, failure }, count);
+      }
+    }
   }
 
   private setRevision(revision: string): void {
