@@ -10,7 +10,7 @@ import { renderMarkdown } from "../review/markdown.js";
 import { NOT_COMPARED, withoutSecretValues } from "../review/secret-references.js";
 import { createLogger } from "../telemetry/logger.js";
 import type { Io, OutputFormat } from "./io.js";
-import { createPlatform, createStateStore, managementKeyIdOf } from "./platform.js";
+import { createPlatform, createStateStore, managementKeyIdOf, secretKeyOf } from "./platform.js";
 
 export type PlanApplyOptions = {
   output: OutputFormat;
@@ -194,6 +194,7 @@ function engineDeps(
     secrets: { env: io.env, secretsDir: config.secretsDir },
     logger,
     managementKeyId: managementKeyIdOf(config),
+    ...secretKeyOf(config),
   };
 }
 

@@ -47,6 +47,22 @@ export type PlatformDeps = {
   budgets?: { management?: typeof MANAGEMENT_BUDGET; observability?: typeof OBSERVABILITY_BUDGET };
 };
 
+/**
+ * The key of the secrets' hashes when DRIFTLESS_STATE_KEY_FILE names one (read at each pass, so a
+ * rotated key applies at once: every secret then counts as changed and is sent again once).
+ */
+export function secretKeyOf(config: Config): { secretKey?: () => string } {
+  const file = config.stateKeyFile;
+  if (!file) return {};
+  return {
+    secretKey: () => {
+      const key = readCredential({ file });
+      if (!key) throw new ConfigError(`${SETTINGS.stateKeyFile.env}: ${file} is empty`);
+      return key;
+    },
+  };
+}
+
 /** The key id of `config`, or of the built-in simulator when no management URL is configured. */
 export function managementKeyIdOf(config: Config): () => string | undefined {
   if (!config.managementUrl) return () => defaultIds.managementKeyId;

@@ -10,7 +10,7 @@ import { createLogger, type Logger } from "../telemetry/logger.js";
 import { createMetrics, type Metrics } from "../telemetry/metrics.js";
 import { VERSION } from "../version.js";
 import type { Io } from "./io.js";
-import { createPlatform, createStateStore, type Platform } from "./platform.js";
+import { createPlatform, createStateStore, type Platform, secretKeyOf } from "./platform.js";
 
 /**
  * How long a running pass gets after SIGTERM/SIGINT to finish its in-flight requests and record them;
@@ -111,6 +111,7 @@ function daemonDeps(
       logger: telemetry.logger,
       managementKeyId: platform.managementKeyId,
       credentialVersion: platform.credentialVersion,
+      ...secretKeyOf(config),
     }),
     leadership,
     allowCreate: config.allowCreate,

@@ -118,7 +118,7 @@ export async function applyResource(manifest: Manifest, run: ResourceRun): Promi
   let spec: PlanInput["spec"];
   try {
     // Step 1: resolve the secrets (a rotated one is sent again because its hash changed).
-    spec = await resolveDesired(manifest, run.deps.secrets, run.pass.state.salt);
+    spec = await resolveDesired(manifest, run.deps.secrets, run.pass.secretKey);
   } catch (error) {
     return job.finish("Failed", messageOf(error));
   }

@@ -11,13 +11,13 @@ import type { Specs } from "../plan/types.js";
 
 /**
  * The desired spec of a manifest: every `{fromEnv}` / `{fromFile}` reference resolved into a Secret
- * leaf that carries its salted hash. Resolved at each pass, so a rotated secret is picked up (and sent
+ * leaf that carries its hash (HMAC keyed by `key`). Resolved at each pass, so a rotated secret is picked up (and sent
  * again because its hash changed). Throws ConfigError naming the reference when one cannot be read.
  */
 export function resolveDesired<K extends Kind>(
   manifest: ManifestOf<K>,
   sources: SecretSources,
-  salt: string,
+  key: string,
 ): Specs[K] | Promise<Specs[K]> {
   const fields = secretFields(manifest.spec, []);
   // Most specs hold no secret: answered synchronously, which a pass over 10,000 resources notices.
@@ -25,7 +25,7 @@ export function resolveDesired<K extends Kind>(
   return Promise.all(fields.map((field) => resolveSecret(field.ref, sources))).then((values) =>
     withLeaves(manifest, fields, (index) => {
       const value = values[index] ?? "";
-      return new Secret(value, hashSecret(value, salt));
+      return new Secret(value, hashSecret(value, key));
     }),
   );
 }

@@ -44,6 +44,7 @@ async function startPass(deps: EngineDeps): Promise<Pass> {
     invalid,
     valid,
     startedAt: deps.now?.() ?? new Date(),
+    secretKey: deps.secretKey?.() ?? state.salt,
     dirty: new Map(),
     undurable: new Map(),
   };
@@ -121,7 +122,7 @@ export async function planPass(
       try {
         const resolved = options.desired
           ? options.desired(m, record)
-          : resolveDesired(m, deps.secrets, pass.state.salt);
+          : resolveDesired(m, deps.secrets, pass.secretKey);
         const spec = resolved instanceof Promise ? await resolved : resolved;
         const context = { ...base, reassert: options.reassert ?? false, allowCreate: allow.has(id) };
         resources.push(

@@ -50,6 +50,11 @@ export type EngineDeps = {
   logger: Logger;
   /** When given, the pass records its metrics (leave it out when the caller records PassResult itself). */
   metrics?: Metrics;
+  /**
+   * The key of the secrets' hashes, read at each pass (DRIFTLESS_STATE_KEY_FILE); default the salt kept
+   * in the state, beside the hashes it keys.
+   */
+  secretKey?: () => string;
   /** A fingerprint of the credentials in use: a change sends terminally refused requests again. */
   credentialVersion?: () => string;
   /** The key id driftless authenticates with, for the lock-out guard; read at each pass. */
@@ -74,6 +79,8 @@ export type Pass = {
   invalid: Map<string, Problem[]>;
   valid: Set<string>;
   startedAt: Date;
+  /** The key of the secrets' hashes in this pass. */
+  secretKey: string;
   /** Set once the pass uses the endpoints it created itself (after the phase that waited for them). */
   endpointsSettled?: boolean;
   /** Records changed since the last successful save, each with a count of its changes. */
