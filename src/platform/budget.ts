@@ -13,7 +13,18 @@ export type BudgetOptions = {
   /** At most this many grants in any window of `windowMs`. */
   requests: number;
   windowMs: number;
+  /** The longest hold a server may impose (holdUntil); default DEFAULT_MAX_SERVER_WAIT_MS. */
+  maxServerWaitMs?: number;
 };
+
+/**
+ * The longest wait driftless accepts from a platform's Retry-After or X-RateLimit-Reset: one answer
+ * asking for a day must not freeze every write and poll of the credential for a day.
+ */
+export const DEFAULT_MAX_SERVER_WAIT_MS = 300_000;
+
+/** Node's timers hold at most 2^31-1 ms; a longer delay fires after 1 ms, which would spin. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * The management API allows about 10 requests per 10 s per key. 9 leaves one request of headroom for
@@ -35,7 +46,10 @@ export interface Budget {
    * returned Release when the request is over; until then the request holds its place in the window.
    */
   acquire(priority: Priority, signal?: AbortSignal): Promise<Release>;
-  /** The platform said "not before then" (a 429's Retry-After): no grant until `epochMs`. */
+  /**
+   * The platform said "not before then" (a 429's Retry-After): no grant until `epochMs`, or until
+   * `maxServerWaitMs` from now if that is sooner.
+   */
   holdUntil(epochMs: number): void;
 }
 
@@ -66,6 +80,7 @@ export const RELEASE_AFTER_MS = 5 * 60_000;
  */
 export function createBudget(options: BudgetOptions): Budget {
   const { requests, windowMs } = options;
+  const maxServerWaitMs = options.maxServerWaitMs ?? DEFAULT_MAX_SERVER_WAIT_MS;
   if (!(requests >= 1) || !(windowMs > 0)) {
     throw new RangeError(`a budget needs requests >= 1 and windowMs > 0, got ${requests} per ${windowMs} ms`);
   }
@@ -87,7 +102,7 @@ export function createBudget(options: BudgetOptions): Budget {
   const freeAt = (now: number): number => {
     for (const slot of slots) {
       if (slot.inFlight && slot.at <= now - RELEASE_AFTER_MS)
-        Object.assign(slot, { inFlight: false, at: now });
+        Object.assign(slot, { inFlight: false, at: slot.at + RELEASE_AFTER_MS });
     }
     slots = slots.filter((slot) => slot.inFlight || slot.at > now - windowMs);
     if (slots.length < requests) return Math.max(now, heldUntil);
@@ -106,6 +121,7 @@ export function createBudget(options: BudgetOptions): Budget {
     };
   };
 
+  /** Grants what may be granted now, and arms a timer for the rest only while someone waits. */
   const pump = () => {
     if (timer) clearTimeout(timer);
     timer = undefined;
@@ -113,8 +129,9 @@ export function createBudget(options: BudgetOptions): Budget {
       const now = Date.now();
       const at = freeAt(now);
       if (at > now) {
-        // Not unref'd: a CLI whose only pending work is a request waiting for budget must not exit.
-        timer = setTimeout(pump, at - now);
+        // Not unref'd: a CLI whose only pending work is a request waiting for budget must not exit. A
+        // stopping process aborts its waiters, and the last one to go disarms it (see acquire).
+        timer = setTimeout(pump, Math.min(at - now, MAX_TIMER_MS));
         return;
       }
       const waiter = next() as Waiter;
@@ -134,6 +151,8 @@ export function createBudget(options: BudgetOptions): Budget {
             const index = queue.indexOf(waiter);
             if (index >= 0) queue.splice(index, 1);
             reject(signal.reason);
+            // With no one left waiting, no timer may keep the process alive.
+            pump();
           };
           signal.addEventListener("abort", waiter.onAbort, { once: true });
         }
@@ -142,7 +161,7 @@ export function createBudget(options: BudgetOptions): Budget {
       });
     },
     holdUntil(epochMs) {
-      heldUntil = Math.max(heldUntil, epochMs);
+      heldUntil = Math.max(heldUntil, Math.min(epochMs, Date.now() + maxServerWaitMs));
       pump();
     },
   };
