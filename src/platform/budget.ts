@@ -85,30 +85,9 @@ export function createBudget(options: BudgetOptions): Budget {
     throw new RangeError(`a budget needs requests >= 1 and windowMs > 0, got ${requests} per ${windowMs} ms`);
   }
   let slots: Slot[] = [];
-  const queues: Record<Priority, Waiter[]> = { change: [], retry: [], poll: [] };
+  const queues: Queues = { change: [], retry: [], poll: [] };
   let heldUntil = 0;
   let timer: NodeJS.Timeout | undefined;
-
-  const next = (): Waiter | undefined => {
-    for (const priority of PRIORITIES) {
-      const waiter = queues[priority].shift();
-      if (waiter) return waiter;
-    }
-    return undefined;
-  };
-  const waiting = () => PRIORITIES.some((priority) => queues[priority].length > 0);
-
-  /** The earliest time another grant may be made; undefined until an in-flight request is released. */
-  const freeAt = (now: number): number => {
-    for (const slot of slots) {
-      if (slot.inFlight && slot.at <= now - RELEASE_AFTER_MS)
-        Object.assign(slot, { inFlight: false, at: slot.at + RELEASE_AFTER_MS });
-    }
-    slots = slots.filter((slot) => slot.inFlight || slot.at > now - windowMs);
-    if (slots.length < requests) return Math.max(now, heldUntil);
-    const ends = slots.map((slot) => (slot.inFlight ? slot.at + RELEASE_AFTER_MS : slot.at) + windowMs);
-    return Math.max(Math.min(...ends), heldUntil);
-  };
 
   const grant = (now: number): Release => {
     const slot: Slot = { at: now, inFlight: true };
@@ -125,16 +104,18 @@ export function createBudget(options: BudgetOptions): Budget {
   const pump = () => {
     if (timer) clearTimeout(timer);
     timer = undefined;
-    while (waiting()) {
+    while (waiting(queues)) {
       const now = Date.now();
-      const at = freeAt(now);
+      const free = freeAt(slots, now, { requests, windowMs });
+      slots = free.slots;
+      const at = Math.max(free.at, heldUntil);
       if (at > now) {
         // Not unref'd: a CLI whose only pending work is a request waiting for budget must not exit. A
-        // stopping process aborts its waiters, and the last one to go disarms it (see acquire).
+        // stopping process aborts its waiters, and the last one to go disarms it (see waiterOf).
         timer = setTimeout(pump, Math.min(at - now, MAX_TIMER_MS));
         return;
       }
-      const waiter = next() as Waiter;
+      const waiter = next(queues) as Waiter;
       if (waiter.onAbort) waiter.signal?.removeEventListener("abort", waiter.onAbort);
       waiter.resolve(grant(now));
     }
@@ -144,19 +125,7 @@ export function createBudget(options: BudgetOptions): Budget {
     acquire(priority, signal) {
       if (signal?.aborted) return Promise.reject(signal.reason);
       return new Promise<Release>((resolve, reject) => {
-        const waiter: Waiter = { resolve, reject, signal };
-        if (signal) {
-          waiter.onAbort = () => {
-            const queue = queues[priority];
-            const index = queue.indexOf(waiter);
-            if (index >= 0) queue.splice(index, 1);
-            reject(signal.reason);
-            // With no one left waiting, no timer may keep the process alive.
-            pump();
-          };
-          signal.addEventListener("abort", waiter.onAbort, { once: true });
-        }
-        queues[priority].push(waiter);
+        queues[priority].push(waiterOf(queues[priority], { resolve, reject }, signal, pump));
         pump();
       });
     },
@@ -165,4 +134,58 @@ export function createBudget(options: BudgetOptions): Budget {
       pump();
     },
   };
+}
+
+type Queues = Record<Priority, Waiter[]>;
+
+/**
+ * A waiter for `queue` that leaves it when `signal` aborts, and then calls `pump`: with no one left
+ * waiting, no timer may keep the process alive.
+ */
+function waiterOf(
+  queue: Waiter[],
+  settle: Pick<Waiter, "resolve" | "reject">,
+  signal: AbortSignal | undefined,
+  pump: () => void,
+): Waiter {
+  const waiter: Waiter = { ...settle, signal };
+  if (!signal) return waiter;
+  waiter.onAbort = () => {
+    const index = queue.indexOf(waiter);
+    if (index >= 0) queue.splice(index, 1);
+    waiter.reject(signal.reason);
+    pump();
+  };
+  signal.addEventListener("abort", waiter.onAbort, { once: true });
+  return waiter;
+}
+
+/** The first waiter by priority, taken off its queue. */
+function next(queues: Queues): Waiter | undefined {
+  for (const priority of PRIORITIES) {
+    const waiter = queues[priority].shift();
+    if (waiter) return waiter;
+  }
+  return undefined;
+}
+
+function waiting(queues: Queues): boolean {
+  return PRIORITIES.some((priority) => queues[priority].length > 0);
+}
+
+/**
+ * The slots still counted at `now`, and the earliest time another grant may be made (a server's hold
+ * aside). A grant never released counts as released RELEASE_AFTER_MS after it was made; its window
+ * runs from then.
+ */
+function freeAt(slots: Slot[], now: number, limit: { requests: number; windowMs: number }) {
+  for (const slot of slots) {
+    if (slot.inFlight && slot.at <= now - RELEASE_AFTER_MS) {
+      Object.assign(slot, { inFlight: false, at: slot.at + RELEASE_AFTER_MS });
+    }
+  }
+  const counted = slots.filter((slot) => slot.inFlight || slot.at > now - limit.windowMs);
+  if (counted.length < limit.requests) return { slots: counted, at: now };
+  const ends = counted.map((slot) => (slot.inFlight ? slot.at + RELEASE_AFTER_MS : slot.at) + limit.windowMs);
+  return { slots: counted, at: Math.min(...ends) };
 }
