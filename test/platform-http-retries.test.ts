@@ -183,6 +183,17 @@ describe("server errors and conflicts", () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it("does not repeat a POST answered 200 with a body that fails its schema: the outcome is unknown", async () => {
+    server.reply({ status: 200, body: { data: { id: "" } } });
+    const strict = z.looseObject({ data: z.looseObject({ id: z.string().min(1) }) });
+
+    const error = await rejection(client().request({ ...call("POST"), schema: strict }));
+
+    expect(isUnknownOutcomeError(error)).toBe(true);
+    expect((error as Error).message).toContain("its answer could not be read");
+    expect(server.requests).toHaveLength(1);
+  });
+
   it("sends the current credential on each attempt", async () => {
     let n = 0;
     server.reply({ status: 503 });

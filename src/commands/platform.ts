@@ -88,13 +88,13 @@ export async function createPlatform(config: Config, deps: PlatformDeps): Promis
     "management",
     config.managementUrl ?? simulator?.managementUrl ?? "",
     auth.management,
-    deps,
+    { ...deps, maxServerWaitMs: config.maxServerWaitSeconds * 1000 },
   );
   const observabilityHttp = httpClient(
     "observability",
     config.observabilityUrl ?? simulator?.observabilityUrl ?? "",
     auth.observability,
-    deps,
+    { ...deps, maxServerWaitMs: config.maxServerWaitSeconds * 1000 },
   );
   const platformClient = createPlatformClient({
     management: managementHttp,
@@ -188,17 +188,19 @@ function httpClient(
   api: "management" | "observability",
   baseUrl: string,
   authorization: () => string,
-  deps: PlatformDeps,
+  deps: PlatformDeps & { maxServerWaitMs: number },
 ): HttpClient {
   const budget =
     api === "management"
       ? (deps.budgets?.management ?? MANAGEMENT_BUDGET)
       : (deps.budgets?.observability ?? OBSERVABILITY_BUDGET);
+  const { maxServerWaitMs } = deps;
   return createHttpClient({
     api,
     baseUrl,
     authorization,
-    budget: createBudget(budget),
+    budget: createBudget({ ...budget, maxServerWaitMs }),
+    maxServerWaitMs,
     logger: deps.logger.child({ component: "http" }),
     ...(deps.metrics ? { metrics: deps.metrics } : {}),
     ...deps.http,

@@ -13,7 +13,18 @@ export type BudgetOptions = {
   /** At most this many grants in any window of `windowMs`. */
   requests: number;
   windowMs: number;
+  /** The longest hold a server may impose (holdUntil); default DEFAULT_MAX_SERVER_WAIT_MS. */
+  maxServerWaitMs?: number;
 };
+
+/**
+ * The longest wait driftless accepts from a platform's Retry-After or X-RateLimit-Reset: one answer
+ * asking for a day must not freeze every write and poll of the credential for a day.
+ */
+export const DEFAULT_MAX_SERVER_WAIT_MS = 300_000;
+
+/** Node's timers hold at most 2^31-1 ms; a longer delay fires after 1 ms, which would spin. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * The management API allows about 10 requests per 10 s per key. 9 leaves one request of headroom for
@@ -35,7 +46,10 @@ export interface Budget {
    * returned Release when the request is over; until then the request holds its place in the window.
    */
   acquire(priority: Priority, signal?: AbortSignal): Promise<Release>;
-  /** The platform said "not before then" (a 429's Retry-After): no grant until `epochMs`. */
+  /**
+   * The platform said "not before then" (a 429's Retry-After): no grant until `epochMs`, or until
+   * `maxServerWaitMs` from now if that is sooner.
+   */
   holdUntil(epochMs: number): void;
 }
 
@@ -66,34 +80,14 @@ export const RELEASE_AFTER_MS = 5 * 60_000;
  */
 export function createBudget(options: BudgetOptions): Budget {
   const { requests, windowMs } = options;
+  const maxServerWaitMs = options.maxServerWaitMs ?? DEFAULT_MAX_SERVER_WAIT_MS;
   if (!(requests >= 1) || !(windowMs > 0)) {
     throw new RangeError(`a budget needs requests >= 1 and windowMs > 0, got ${requests} per ${windowMs} ms`);
   }
   let slots: Slot[] = [];
-  const queues: Record<Priority, Waiter[]> = { change: [], retry: [], poll: [] };
+  const queues: Queues = { change: [], retry: [], poll: [] };
   let heldUntil = 0;
   let timer: NodeJS.Timeout | undefined;
-
-  const next = (): Waiter | undefined => {
-    for (const priority of PRIORITIES) {
-      const waiter = queues[priority].shift();
-      if (waiter) return waiter;
-    }
-    return undefined;
-  };
-  const waiting = () => PRIORITIES.some((priority) => queues[priority].length > 0);
-
-  /** The earliest time another grant may be made; undefined until an in-flight request is released. */
-  const freeAt = (now: number): number => {
-    for (const slot of slots) {
-      if (slot.inFlight && slot.at <= now - RELEASE_AFTER_MS)
-        Object.assign(slot, { inFlight: false, at: now });
-    }
-    slots = slots.filter((slot) => slot.inFlight || slot.at > now - windowMs);
-    if (slots.length < requests) return Math.max(now, heldUntil);
-    const ends = slots.map((slot) => (slot.inFlight ? slot.at + RELEASE_AFTER_MS : slot.at) + windowMs);
-    return Math.max(Math.min(...ends), heldUntil);
-  };
 
   const grant = (now: number): Release => {
     const slot: Slot = { at: now, inFlight: true };
@@ -106,18 +100,22 @@ export function createBudget(options: BudgetOptions): Budget {
     };
   };
 
+  /** Grants what may be granted now, and arms a timer for the rest only while someone waits. */
   const pump = () => {
     if (timer) clearTimeout(timer);
     timer = undefined;
-    while (waiting()) {
+    while (waiting(queues)) {
       const now = Date.now();
-      const at = freeAt(now);
+      const free = freeAt(slots, now, { requests, windowMs });
+      slots = free.slots;
+      const at = Math.max(free.at, heldUntil);
       if (at > now) {
-        // Not unref'd: a CLI whose only pending work is a request waiting for budget must not exit.
-        timer = setTimeout(pump, at - now);
+        // Not unref'd: a CLI whose only pending work is a request waiting for budget must not exit. A
+        // stopping process aborts its waiters, and the last one to go disarms it (see waiterOf).
+        timer = setTimeout(pump, Math.min(at - now, MAX_TIMER_MS));
         return;
       }
-      const waiter = next() as Waiter;
+      const waiter = next(queues) as Waiter;
       if (waiter.onAbort) waiter.signal?.removeEventListener("abort", waiter.onAbort);
       waiter.resolve(grant(now));
     }
@@ -127,23 +125,67 @@ export function createBudget(options: BudgetOptions): Budget {
     acquire(priority, signal) {
       if (signal?.aborted) return Promise.reject(signal.reason);
       return new Promise<Release>((resolve, reject) => {
-        const waiter: Waiter = { resolve, reject, signal };
-        if (signal) {
-          waiter.onAbort = () => {
-            const queue = queues[priority];
-            const index = queue.indexOf(waiter);
-            if (index >= 0) queue.splice(index, 1);
-            reject(signal.reason);
-          };
-          signal.addEventListener("abort", waiter.onAbort, { once: true });
-        }
-        queues[priority].push(waiter);
+        queues[priority].push(waiterOf(queues[priority], { resolve, reject }, signal, pump));
         pump();
       });
     },
     holdUntil(epochMs) {
-      heldUntil = Math.max(heldUntil, epochMs);
+      heldUntil = Math.max(heldUntil, Math.min(epochMs, Date.now() + maxServerWaitMs));
       pump();
     },
   };
+}
+
+type Queues = Record<Priority, Waiter[]>;
+
+/**
+ * A waiter for `queue` that leaves it when `signal` aborts, and then calls `pump`: with no one left
+ * waiting, no timer may keep the process alive.
+ */
+function waiterOf(
+  queue: Waiter[],
+  settle: Pick<Waiter, "resolve" | "reject">,
+  signal: AbortSignal | undefined,
+  pump: () => void,
+): Waiter {
+  const waiter: Waiter = { ...settle, signal };
+  if (!signal) return waiter;
+  waiter.onAbort = () => {
+    const index = queue.indexOf(waiter);
+    if (index >= 0) queue.splice(index, 1);
+    waiter.reject(signal.reason);
+    pump();
+  };
+  signal.addEventListener("abort", waiter.onAbort, { once: true });
+  return waiter;
+}
+
+/** The first waiter by priority, taken off its queue. */
+function next(queues: Queues): Waiter | undefined {
+  for (const priority of PRIORITIES) {
+    const waiter = queues[priority].shift();
+    if (waiter) return waiter;
+  }
+  return undefined;
+}
+
+function waiting(queues: Queues): boolean {
+  return PRIORITIES.some((priority) => queues[priority].length > 0);
+}
+
+/**
+ * The slots still counted at `now`, and the earliest time another grant may be made (a server's hold
+ * aside). A grant never released counts as released RELEASE_AFTER_MS after it was made; its window
+ * runs from then.
+ */
+function freeAt(slots: Slot[], now: number, limit: { requests: number; windowMs: number }) {
+  for (const slot of slots) {
+    if (slot.inFlight && slot.at <= now - RELEASE_AFTER_MS) {
+      Object.assign(slot, { inFlight: false, at: slot.at + RELEASE_AFTER_MS });
+    }
+  }
+  const counted = slots.filter((slot) => slot.inFlight || slot.at > now - limit.windowMs);
+  if (counted.length < limit.requests) return { slots: counted, at: now };
+  const ends = counted.map((slot) => (slot.inFlight ? slot.at + RELEASE_AFTER_MS : slot.at) + limit.windowMs);
+  return { slots: counted, at: Math.min(...ends) };
 }

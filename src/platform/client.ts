@@ -11,8 +11,11 @@ import { type Answers, type Bodies, type Params, ROUTES, type RouteName } from "
  * are kept as they came.
  */
 
-/** Per call: the budget priority (default "change" for writes, "poll" for reads) and an abort signal. */
-export type CallOptions = { priority?: Priority; signal?: AbortSignal };
+/**
+ * Per call: the budget priority (default "change" for writes, "poll" for reads), an abort signal, and
+ * the secrets the request carries (masked in whatever the platform echoes back).
+ */
+export type CallOptions = { priority?: Priority; signal?: AbortSignal; redact?: readonly string[] };
 
 export type Answer<T> = { result: T; requestId?: string };
 
@@ -55,6 +58,7 @@ export function createPlatformClient(http: Readonly<Record<Api, HttpClient>>): P
       schema: envelope(route.api, route.answer),
       priority: options.priority ?? (route.method === "GET" ? "poll" : "change"),
       ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.redact ? { redact: options.redact } : {}),
     });
     // The management envelope carries the request id; the x-request-id header does on either API.
     const requestId = answer.data.requestId ?? answer.requestId;

@@ -1,9 +1,12 @@
 import { STATUS_CODES } from "node:http";
+import { z } from "zod";
+import { ApiError } from "../errors.js";
+import { collapse, redact, redactCutEdge } from "./redact.js";
 
 /**
- * Reading what the platform says beyond a status code: the message and request id of an error body of
- * any shape, and how long a 429 asks us to wait. The APIs document success answers only (docs/platform-apis.md#error-answers), so both must be
- * robust to whatever arrives.
+ * Reading what the platform says: a success body against its schema, the message and request id of an
+ * error body of any shape, and how long a 429 asks us to wait. Only success answers are described by the
+ * APIs (docs/platform-apis.md#error-answers), so error answers must be read robustly, whatever arrives.
  */
 
 /** Longest message kept from a plain-text (maybe HTML) error body. */
@@ -12,11 +15,20 @@ const MAX_MESSAGE = 300;
 /**
  * The message and request id of an error answer: management `{status, error, requestId}`,
  * observability `{message}`, other JSON, plain text, or nothing (then the status's reason phrase).
+ * The message is shown on one line and cut at 300 characters; `secrets` (the request's) are masked in
+ * the raw text first, then again in the message read from it and at the edge of the cut.
  */
-export function errorDetails(status: number, text: string): { message: string; requestId?: string } {
+export function errorDetails(
+  status: number,
+  text: string,
+  secrets: readonly string[] = [],
+): { message: string; requestId?: string } {
   const fallback = STATUS_CODES[status] ?? "no message";
-  const body = parseObject(text);
-  if (!body) return { message: shorten(text) || fallback };
+  const masked = redact(text, secrets);
+  // JSON may carry a secret in an escape that only parsing turns back into the secret.
+  const shown = (message: string) => shorten(redact(message, secrets), secrets);
+  const body = parseObject(masked);
+  if (!body) return { message: shown(masked) || fallback };
   const nested =
     typeof body.error === "object" && body.error !== null ? (body.error as Record<string, unknown>) : {};
   const message = [body.error, body.message, nested.message, body.detail, body.title].find(
@@ -26,7 +38,7 @@ export function errorDetails(status: number, text: string): { message: string; r
     (value): value is string => typeof value === "string" && value !== "",
   );
   return {
-    message: message ? shorten(message) : shorten(text) || fallback,
+    message: message ? shown(message) : shown(masked) || fallback,
     ...(requestId ? { requestId } : {}),
   };
 }
@@ -75,7 +87,56 @@ function parseObject(text: string): Record<string, unknown> | undefined {
   }
 }
 
-function shorten(text: string): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > MAX_MESSAGE ? `${flat.slice(0, MAX_MESSAGE)}…` : flat;
+/** One line of at most MAX_MESSAGE characters; a secret cut at its end is masked. */
+function shorten(text: string, secrets: readonly string[]): string {
+  const flat = redact(collapse(text), secrets);
+  if (flat.length <= MAX_MESSAGE) return flat;
+  return `${redactCutEdge(flat.slice(0, MAX_MESSAGE), secrets)}…`;
+}
+
+export const NOT_JSON = Symbol("not JSON");
+
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return NOT_JSON;
+  }
+}
+
+/** The `requestId` of a success body (the management envelope has one), for the log line. */
+export function bodyRequestId(json: unknown): string | undefined {
+  const id = (json as { requestId?: unknown } | null)?.requestId;
+  return typeof id === "string" ? id : undefined;
+}
+
+/** A success answer's parsed JSON checked against `schema`. Throws ApiError naming what did not match. */
+export function parseAnswer<T>(
+  schema: z.ZodType<T>,
+  json: unknown,
+  context: ConstructorParameters<typeof ApiError>[1],
+): T {
+  const where = `${context.api} API ${context.method} ${context.route}`;
+  const id = context.requestId ? ` (request id ${context.requestId})` : "";
+  if (json === NOT_JSON) {
+    throw new ApiError(`${where} answered ${context.status} with a body that is not JSON${id}`, context);
+  }
+  const parsed = schema.safeParse(json);
+  if (parsed.success) return parsed.data;
+  throw new ApiError(
+    `${where} answered ${context.status} with an unexpected body${id}: ${z.prettifyError(parsed.error)}`,
+    context,
+    { cause: parsed.error },
+  );
+}
+
+/** A network failure (no answer) in a few words: its code and message. */
+export function describeFailure(error: unknown): string {
+  const { code, message } = (error ?? {}) as { code?: string; message?: string };
+  return [code, message].filter(Boolean).join(": ") || String(error);
+}
+
+/** The first value of a header that may repeat. */
+export function first(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }

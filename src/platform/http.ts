@@ -1,12 +1,29 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Dispatcher, Pool } from "undici";
-import { z } from "zod";
-import { type Api, ApiError, isApiError, UnknownOutcomeError } from "../errors.js";
+import type { z } from "zod";
+import type { Api } from "../errors.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { VERSION } from "../version.js";
-import type { Budget, Priority } from "./budget.js";
-import { errorDetails, serverWaitMs } from "./http-answers.js";
+import { type Budget, DEFAULT_MAX_SERVER_WAIT_MS, MAX_TIMER_MS, type Priority } from "./budget.js";
+import { first } from "./http-answers.js";
+import {
+  type Attempt,
+  type AttemptContext,
+  classify,
+  codeOf,
+  DEFAULT_RETRY,
+  type Decision,
+  type HttpMethod,
+  type HttpResponse,
+  type RetryOptions,
+  reasonOf,
+  requestIdOf,
+} from "./http-classify.js";
+import { expandTemplate } from "./routes.js";
+
+export type { HttpMethod, HttpResponse, RetryOptions } from "./http-classify.js";
+export { DEFAULT_RETRY } from "./http-classify.js";
 
 /**
  * The one way driftless talks to a platform API: a keep-alive undici pool per base URL, the rate budget,
@@ -14,23 +31,12 @@ import { errorDetails, serverWaitMs } from "./http-answers.js";
  * line per attempt. Management and observability clients are thin layers of routes and schemas on top.
  */
 
-export type RetryOptions = {
-  /** Attempts in all, the first one included. */
-  maxAttempts: number;
-  /** Backoff before the 2nd attempt, doubled for each further one (before jitter). */
-  baseDelayMs: number;
-  maxDelayMs: number;
-  /** No retry starts later than this after the first attempt began. */
-  deadlineMs: number;
-};
+/** Errors raised before any byte of the request can have left: repeating is always safe. */
+const NOT_SENT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_CONNECT_TIMEOUT"]);
 
-export const DEFAULT_RETRY: RetryOptions = {
-  maxAttempts: 6,
-  baseDelayMs: 500,
-  maxDelayMs: 20_000,
-  deadlineMs: 120_000,
-};
 export const DEFAULT_TIMEOUT_MS = 30_000;
+/** The largest answer read into memory: far above any answer of the platform APIs. */
+export const DEFAULT_MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 
 export type HttpClientOptions = {
   api: Api;
@@ -49,9 +55,14 @@ export type HttpClientOptions = {
   userAgent?: string;
   /** Source of jitter in [0, 1); default Math.random. */
   random?: () => number;
+  /**
+   * The longest wait accepted from Retry-After / X-RateLimit-Reset; a longer one is cut to it (and
+   * logged). Default DEFAULT_MAX_SERVER_WAIT_MS (5 minutes). Give the budget the same value.
+   */
+  maxServerWaitMs?: number;
+  /** A larger answer is not read: an ApiError (for a POST, an unknown outcome). Default 4 MiB. */
+  maxAnswerBytes?: number;
 };
-
-export type HttpMethod = "GET" | "PUT" | "PATCH" | "POST" | "DELETE";
 
 export type HttpRequest<T> = {
   method: HttpMethod;
@@ -71,67 +82,176 @@ export type HttpRequest<T> = {
    * sent still runs to its answer or time-out, and its outcome is returned or thrown as usual.
    */
   signal?: AbortSignal;
-};
-
-export type HttpResponse<T> = {
-  data: T;
-  /** The `x-request-id` header, or else the body's top-level `requestId` (the management envelope). */
-  requestId?: string;
-  status: number;
+  /**
+   * The secret values sent in this request: masked in the messages of its errors, before any rewriting
+   * of the platform's text, since a platform may echo a request's body in its error answer.
+   */
+  redact?: readonly string[];
 };
 
 export interface HttpClient {
   readonly api: Api;
   /**
    * Sends one request, retrying 429, 408, 409, 425, 5xx, time-outs and dropped connections within
-   * the retry options. Throws ApiError (any other answer, retries exhausted, a body that does not match
-   * `schema`), or UnknownOutcomeError when a non-idempotent request may have reached the server.
+   * the retry options. Throws ApiError (any other answer, retries exhausted, a wait asked by the server
+   * that does not fit in the deadline, a body that does not match `schema` or is larger than
+   * `maxAnswerBytes`), or UnknownOutcomeError when a non-idempotent request may have reached the server.
    */
   request<T>(request: HttpRequest<T>): Promise<HttpResponse<T>>;
   /** Closes the pool's connections. */
   close(): Promise<void>;
 }
 
-/** What one attempt came to: an answer, or a failure before one. */
-type Attempt =
-  | { kind: "answer"; status: number; headers: Record<string, string | string[] | undefined>; text: string }
-  | { kind: "failure"; error: unknown; timedOut: boolean; sent: boolean };
-
-/** Errors raised before any byte of the request can have left: repeating is always safe. */
-const NOT_SENT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_CONNECT_TIMEOUT"]);
-
-const HINTS: Partial<Record<number, Record<Api, string>>> = {
-  401: {
-    management: "check DRIFTLESS_MANAGEMENT_KEY_ID and DRIFTLESS_MANAGEMENT_KEY_SECRET",
-    observability: "check DRIFTLESS_OBSERVABILITY_TOKEN",
-  },
-  403: {
-    management: "check the roles and IP access list of the management key",
-    observability: "check the scope of DRIFTLESS_OBSERVABILITY_TOKEN",
-  },
+/** The client's settings with their defaults applied, and its pool: what every step of a request reads. */
+type Client = {
+  api: Api;
+  budget: Budget;
+  metrics?: Metrics;
+  logger: Logger;
+  retry: RetryOptions;
+  timeoutMs: number;
+  maxServerWaitMs: number;
+  random: () => number;
+  /** The base URL's path, without a trailing slash, put before every route. */
+  prefix: string;
+  send: (method: HttpMethod, path: string, body: string | undefined) => Promise<Attempt>;
 };
 
 /** Builds the client of one API; see HttpClientOptions for the defaults. */
 export function createHttpClient(options: HttpClientOptions): HttpClient {
-  const { api, budget, metrics, logger } = options;
-  const retry = { ...DEFAULT_RETRY, ...options.retry };
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const userAgent = options.userAgent ?? `driftless/${VERSION}`;
-  const random = options.random ?? Math.random;
+  // No timer of Node holds more than MAX_TIMER_MS: a longer one would fire at once, again and again.
+  const timeoutMs = Math.min(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, MAX_TIMER_MS);
   const base = new URL(options.baseUrl);
-  const prefix = base.pathname.replace(/\/+$/, "");
   const pool = new Pool(base.origin, { headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+  const client: Client = {
+    api: options.api,
+    budget: options.budget,
+    ...(options.metrics ? { metrics: options.metrics } : {}),
+    logger: options.logger,
+    retry: { ...DEFAULT_RETRY, ...options.retry },
+    timeoutMs,
+    maxServerWaitMs: Math.min(options.maxServerWaitMs ?? DEFAULT_MAX_SERVER_WAIT_MS, MAX_TIMER_MS),
+    random: options.random ?? Math.random,
+    prefix: base.pathname.replace(/\/+$/, ""),
+    send: sendAttempt(pool, {
+      authorization: options.authorization,
+      userAgent: options.userAgent ?? `driftless/${VERSION}`,
+      timeoutMs,
+      maxAnswerBytes: options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES,
+    }),
+  };
+  return { api: options.api, request: (req) => request(client, req), close: () => pool.close() };
+}
 
-  // The caller's signal is not passed down: an attempt already sent runs to its answer or its time-out,
-  // so that shutdown never cuts a write off midway (and never makes a POST's outcome unknown).
-  async function attempt(method: HttpMethod, path: string, body: string | undefined) {
-    const timeout = AbortSignal.timeout(timeoutMs);
+/** The request loop: attempt, classify, act on the decision (return, throw, or wait and go again). */
+async function request<T>(client: Client, req: HttpRequest<T>): Promise<HttpResponse<T>> {
+  const { method, route, signal } = req;
+  const call: Call = {
+    method,
+    route,
+    path: client.prefix + expandTemplate(route, req.params ?? {}),
+    body: req.body === undefined ? undefined : JSON.stringify(req.body),
+  };
+  const log = client.logger.child({ api: client.api, method, route });
+  const context = requestContext(client, req);
+  const started = Date.now();
+
+  for (let number = 1; ; number++) {
+    const priority = number === 1 ? req.priority : "retry";
+    const { attempt, durationMs } = await budgeted(client, call, priority, signal);
+    const now = Date.now();
+    const decision = classify(attempt, {
+      ...context,
+      ...{ number, now, elapsedMs: now - started, jitter: client.random() },
+      aborted: signal?.aborted ?? false,
+    });
+    report(client, { decision, attempt, number, durationMs }, log);
+    if (decision.action === "return") return decision.response;
+    if (decision.action === "throw") throw decision.error;
+    const delayMs = Math.round(decision.delayMs);
+    log.info({ attempt: number, delayMs, reason: codeOf(attempt) }, "retrying api request");
+    await sleep(decision.delayMs, undefined, signal ? { signal } : undefined).catch(() => {
+      throw decision.error;
+    });
+  }
+}
+
+/** What classify reads that stays the same for every attempt of one request. */
+function requestContext<T>(client: Client, req: HttpRequest<T>): RequestContext<T> {
+  return {
+    api: client.api,
+    method: req.method,
+    route: req.route,
+    schema: req.schema,
+    idempotent: req.idempotent ?? req.method !== "POST",
+    redact: req.redact ?? [],
+    retry: client.retry,
+    timeoutMs: client.timeoutMs,
+    maxServerWaitMs: client.maxServerWaitMs,
+  };
+}
+
+type RequestContext<T> = Omit<AttemptContext<T>, "number" | "now" | "elapsedMs" | "jitter" | "aborted">;
+
+/** One request as it goes on the wire. */
+type Call = { method: HttpMethod; route: string; path: string; body: string | undefined };
+
+/** Waits for the budget, sends one attempt, releases the budget, and counts the attempt. */
+async function budgeted(client: Client, call: Call, priority: Priority, signal?: AbortSignal) {
+  const { api, metrics } = client;
+  const { method, route } = call;
+  const waitStart = performance.now();
+  const release = await client.budget.acquire(priority, signal);
+  metrics?.apiBudgetWaitSeconds.observe({ api, priority }, (performance.now() - waitStart) / 1000);
+  const sentAt = performance.now();
+  const attempt = await client.send(method, call.path, call.body).finally(release);
+  const durationMs = performance.now() - sentAt;
+  metrics?.apiRequests.inc({ api, method, route, code: codeOf(attempt) });
+  metrics?.apiRequestDuration.observe({ api, method, route }, durationMs / 1000);
+  return { attempt, durationMs };
+}
+
+/** The debug line of an attempt, the rate-limit metric, and what a server's wait does to the budget. */
+function report<T>(
+  client: Client,
+  outcome: { decision: Decision<T>; attempt: Attempt; number: number; durationMs: number },
+  log: Logger,
+): void {
+  const { decision, attempt } = outcome;
+  const fields = { attempt: outcome.number, durationMs: Math.round(outcome.durationMs) };
+  if (attempt.kind === "failure") {
+    const reason = reasonOf(attempt, client.timeoutMs);
+    log.debug({ ...fields, code: codeOf(attempt), reason }, "api request");
+  } else {
+    log.debug({ ...fields, status: attempt.status, requestId: requestIdOf(decision) }, "api request");
+    if (attempt.status === 429) client.metrics?.apiRateLimited.inc({ api: client.api });
+  }
+  if (decision.action === "return" || !decision.wait) return;
+  const { askedMs, cappedMs, scope } = decision.wait;
+  if (askedMs > cappedMs) {
+    log.warn({ askedMs, cappedMs }, "the platform asked for a wait longer than the maximum; capped");
+  }
+  // Every caller of this credential should stop, not only this one.
+  if (scope === "credential") client.budget.holdUntil(Date.now() + cappedMs);
+}
+
+/**
+ * One attempt over `pool`, its answer read up to `maxAnswerBytes`. The caller's signal is not passed
+ * down: an attempt already sent runs to its answer or its time-out, so that shutdown never cuts a write
+ * off midway (and never makes a POST's outcome unknown).
+ */
+function sendAttempt(
+  pool: Pool,
+  options: { authorization: () => string; userAgent: string; timeoutMs: number; maxAnswerBytes: number },
+) {
+  return async (method: HttpMethod, path: string, body: string | undefined): Promise<Attempt> => {
+    const timeout = AbortSignal.timeout(options.timeoutMs);
     const headers: Record<string, string> = {
       authorization: options.authorization(),
-      "user-agent": userAgent,
+      "user-agent": options.userAgent,
       accept: "application/json",
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
     };
-    if (body !== undefined) headers["content-type"] = "application/json";
     let connected = false;
     try {
       const answer = await pool.request({
@@ -142,169 +262,34 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         signal: timeout,
       } as Dispatcher.RequestOptions);
       connected = true;
-      const text = await answer.body.text();
-      return { kind: "answer", status: answer.statusCode, headers: answer.headers, text } satisfies Attempt;
+      const { statusCode: status, headers: answerHeaders } = answer;
+      const text = await readAtMost(answer, options.maxAnswerBytes);
+      if (text === undefined) {
+        return { kind: "oversized", status, headers: answerHeaders, limitBytes: options.maxAnswerBytes };
+      }
+      return { kind: "answer", status, headers: answerHeaders, text };
     } catch (error) {
       const code = (error as { code?: string } | undefined)?.code;
       const sent = connected || !(code !== undefined && NOT_SENT_CODES.has(code));
-      return { kind: "failure", error, timedOut: timeout.aborted, sent } satisfies Attempt;
+      return { kind: "failure", error, timedOut: timeout.aborted, sent };
     }
+  };
+}
+
+/** The body as text, or undefined (and the body discarded) once it is larger than `limit` bytes. */
+async function readAtMost(answer: Dispatcher.ResponseData, limit: number): Promise<string | undefined> {
+  const declared = Number(first(answer.headers["content-length"]));
+  if (declared > limit) {
+    answer.body.destroy();
+    return undefined;
   }
-
-  async function request<T>(req: HttpRequest<T>): Promise<HttpResponse<T>> {
-    const { method, route, signal } = req;
-    const idempotent = req.idempotent ?? method !== "POST";
-    const path = prefix + expand(route, req.params ?? {});
-    const body = req.body === undefined ? undefined : JSON.stringify(req.body);
-    const started = Date.now();
-    const labels = { api, method, route };
-    const context = { ...labels, retryable: false };
-    const log = logger.child({ api, method, route });
-
-    for (let number = 1; ; number++) {
-      const priority: Priority = number === 1 ? req.priority : "retry";
-      const waitStart = performance.now();
-      const release = await budget.acquire(priority, signal);
-      metrics?.apiBudgetWaitSeconds.observe({ api, priority }, (performance.now() - waitStart) / 1000);
-
-      const sentAt = performance.now();
-      const result = await attempt(method, path, body).finally(release);
-      const seconds = (performance.now() - sentAt) / 1000;
-      const code = result.kind === "answer" ? String(result.status) : result.timedOut ? "timeout" : "error";
-      metrics?.apiRequests.inc({ ...labels, code });
-      metrics?.apiRequestDuration.observe(labels, seconds);
-
-      // Decide: return, throw, or wait `delayMs` (at least `minDelayMs`) and try again.
-      let failure: ApiError;
-      let minDelayMs = 0;
-      if (result.kind === "answer") {
-        const { status, headers, text } = result;
-        const headerId = first(headers["x-request-id"]);
-        if (status >= 200 && status < 300) {
-          const json = parseJson(text);
-          const requestId = headerId ?? bodyRequestId(json);
-          log.debug({ status, requestId, durationMs: Math.round(seconds * 1000) }, "api request");
-          try {
-            const data = parseAnswer(req.schema, json, { ...context, status, requestId });
-            return { data, status, ...(requestId ? { requestId } : {}) };
-          } catch (error) {
-            // A create that succeeded but whose answer cannot be read is as unknown as one never answered.
-            if (idempotent || !isApiError(error)) throw error;
-            throw unknownOutcome(method, route, "its answer could not be read", error);
-          }
-        }
-        const details = errorDetails(status, text);
-        const requestId = details.requestId ?? headerId;
-        log.debug(
-          { status, requestId, durationMs: Math.round(seconds * 1000), attempt: number },
-          "api request",
-        );
-        const notProcessed = status === 429 || status === 408 || status === 425;
-        const retryable = notProcessed || status === 409 || status >= 500;
-        const hint = HINTS[status]?.[api];
-        failure = new ApiError(
-          `${api} API ${method} ${route} answered ${status}: ${details.message}${requestId ? ` (request id ${requestId})` : ""}${hint ? `; ${hint}` : ""}`,
-          { ...context, status, requestId, retryable },
-        );
-        // A 503 may say when to come back as well as a 429 does.
-        if (retryable) minDelayMs = serverWaitMs(headers, Date.now()) ?? 0;
-        if (status === 429) {
-          metrics?.apiRateLimited.inc({ api });
-          // Every caller of this credential should stop, not only this one.
-          if (minDelayMs > 0) budget.holdUntil(Date.now() + minDelayMs);
-        }
-        if (!retryable) throw failure;
-        if (!idempotent && !notProcessed) {
-          if (status >= 500) throw unknownOutcome(method, route, `it answered ${status}`, failure);
-          throw failure;
-        }
-      } else {
-        const reason = result.timedOut ? `no answer within ${timeoutMs} ms` : describeFailure(result.error);
-        log.debug({ code, reason, durationMs: Math.round(seconds * 1000), attempt: number }, "api request");
-        failure = new ApiError(
-          `${api} API ${method} ${route} failed: ${reason}`,
-          { ...context, retryable: true },
-          { cause: result.error },
-        );
-        if (!idempotent && result.sent) throw unknownOutcome(method, route, reason, failure);
-      }
-      if (signal?.aborted) throw failure;
-
-      const backoff = random() * Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** (number - 1));
-      const delayMs = Math.max(minDelayMs, backoff);
-      const deadline = started + retry.deadlineMs;
-      if (number >= retry.maxAttempts || Date.now() + delayMs > deadline) {
-        failure.message += ` (gave up after ${number} attempt${number === 1 ? "" : "s"})`;
-        throw failure;
-      }
-      log.info({ attempt: number, delayMs: Math.round(delayMs), reason: code }, "retrying api request");
-      try {
-        await sleep(delayMs, undefined, signal ? { signal } : undefined);
-      } catch {
-        throw failure;
-      }
-    }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of answer.body) {
+    size += (chunk as Buffer).length;
+    // Leaving the loop destroys the stream: the rest is never buffered.
+    if (size > limit) return undefined;
+    chunks.push(chunk as Buffer);
   }
-
-  return { api, request, close: () => pool.close() };
-}
-
-/** Substitutes `{name}` in a route template; a missing parameter is a bug in the caller. */
-function expand(route: string, params: Record<string, string>): string {
-  return route.replace(/\{(\w+)\}/g, (_, name: string) => {
-    const value = params[name];
-    if (value === undefined) throw new Error(`route ${route} needs the parameter ${name}`);
-    return encodeURIComponent(value);
-  });
-}
-
-const NOT_JSON = Symbol("not JSON");
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return NOT_JSON;
-  }
-}
-
-/** The `requestId` of a success body (the management envelope has one), for the log line. */
-function bodyRequestId(json: unknown): string | undefined {
-  const id = (json as { requestId?: unknown } | null)?.requestId;
-  return typeof id === "string" ? id : undefined;
-}
-
-function parseAnswer<T>(
-  schema: z.ZodType<T>,
-  json: unknown,
-  context: ConstructorParameters<typeof ApiError>[1],
-): T {
-  const where = `${context.api} API ${context.method} ${context.route}`;
-  const id = context.requestId ? ` (request id ${context.requestId})` : "";
-  if (json === NOT_JSON) {
-    throw new ApiError(`${where} answered ${context.status} with a body that is not JSON${id}`, context);
-  }
-  const parsed = schema.safeParse(json);
-  if (parsed.success) return parsed.data;
-  throw new ApiError(
-    `${where} answered ${context.status} with an unexpected body${id}: ${z.prettifyError(parsed.error)}`,
-    context,
-    { cause: parsed.error },
-  );
-}
-
-function unknownOutcome(method: string, route: string, reason: string, cause: ApiError): UnknownOutcomeError {
-  return new UnknownOutcomeError(
-    `${method} ${route} may or may not have taken effect (${reason}); it is not repeated automatically, because repeating it could create a duplicate`,
-    { cause },
-  );
-}
-
-function describeFailure(error: unknown): string {
-  const { code, message } = (error ?? {}) as { code?: string; message?: string };
-  return [code, message].filter(Boolean).join(": ") || String(error);
-}
-
-function first(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
+  return Buffer.concat(chunks).toString("utf8");
 }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Api } from "../errors.js";
-import type { HttpMethod } from "./http.js";
+import type { HttpMethod } from "./http-classify.js";
 import {
   ApiKey,
   Backup,

@@ -3,7 +3,8 @@ import { isSecret } from "../plan/secret.js";
 import type { PlannedRequest } from "../plan/types.js";
 import { isPlainObject, revealed } from "../plan/values.js";
 import type { Priority } from "../platform/budget.js";
-import type { Answer, PlatformClient } from "../platform/client.js";
+import type { Answer, CallOptions, PlatformClient } from "../platform/client.js";
+import { MASK, redact } from "../platform/redact.js";
 import type { Bodies, Params, RouteName } from "../platform/routes.js";
 
 /** The platform's answer to one planned request. */
@@ -23,7 +24,7 @@ export function createSender(client: PlatformClient): Sender {
   return async (request, options) => {
     const secrets = secretValues(request.body);
     try {
-      const answer = await send(client, request, options);
+      const answer = await send(client, request, { ...options, redact: secrets });
       return { ...answer, result: withoutCredentials(answer.result, secrets.filter(Boolean)) };
     } catch (error) {
       // A platform may echo the request body in its error message, which then reaches the status, the
@@ -36,7 +37,7 @@ export function createSender(client: PlatformClient): Sender {
 function send<N extends RouteName>(
   client: PlatformClient,
   request: { route: N; params: Params[N]; body: Bodies[N] },
-  options: { priority: Priority; signal?: AbortSignal },
+  options: CallOptions,
 ): Promise<Sent> {
   return client.call(request.route, request.params, revealed(request.body), options);
 }
@@ -49,7 +50,7 @@ const CREDENTIALS = new Set<string>(CREDENTIAL_FIELDS);
  * credential fields are dropped and any value equal to a secret just sent is masked.
  */
 function withoutCredentials(value: unknown, secrets: readonly string[]): unknown {
-  if (typeof value === "string") return secrets.includes(value) ? "(secret)" : value;
+  if (typeof value === "string") return secrets.includes(value) ? MASK : value;
   if (Array.isArray(value)) return value.map((item) => withoutCredentials(item, secrets));
   if (!isPlainObject(value)) return value;
   const out: Record<string, unknown> = {};
@@ -66,18 +67,15 @@ function secretValues(value: unknown): string[] {
   return [];
 }
 
-/** `error` with every secret value, as sent or JSON-escaped, replaced by a mask in its message and its causes'. */
+/**
+ * `error` with every secret of the request masked in its message and its causes'. The HTTP client masks
+ * the platform's text before it shortens it; this covers anything else an error may carry.
+ */
 function masking(error: unknown, secrets: string[]): unknown {
-  const forms = secrets
-    .flatMap((s) => [s, JSON.stringify(s).slice(1, -1)])
-    .filter((s) => s !== "")
-    .sort((a, b) => b.length - a.length);
-  if (forms.length === 0) return error;
+  if (secrets.every((s) => s === "")) return error;
   for (let e: unknown = error; e instanceof Error; e = e.cause) {
-    for (const form of forms) {
-      e.message = e.message.split(form).join("(secret)");
-      if (e.stack) e.stack = e.stack.split(form).join("(secret)");
-    }
+    e.message = redact(e.message, secrets);
+    if (e.stack) e.stack = redact(e.stack, secrets);
   }
   return error;
 }

@@ -1,0 +1,215 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { createBudget, RELEASE_AFTER_MS } from "../../src/platform/budget.js";
+
+/**
+ * The rate budget's arithmetic, on a fake clock: how many grants a window holds, when the window of a
+ * grant starts and ends, how a server hold is capped, and that no timer outlives its waiters.
+ */
+
+const T0 = Date.parse("2026-01-01T00:00:00Z");
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: T0 });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** Grants so far of `pending`, without waiting in real time. */
+async function settled<T>(pending: Promise<T>[]): Promise<number> {
+  let done = 0;
+  for (const promise of pending) void promise.then(() => done++);
+  await vi.advanceTimersByTimeAsync(0);
+  return done;
+}
+
+describe("rule: at most `requests` grants in any window of `windowMs`", () => {
+  it("grants `requests` at once and the next only when the first one's window has passed", async () => {
+    const budget = createBudget({ requests: 2, windowMs: 1000 });
+    const releases = await Promise.all([budget.acquire("change"), budget.acquire("change")]);
+    for (const release of releases) release();
+    const third = budget.acquire("change");
+
+    expect(await settled([third])).toBe(0);
+    await vi.advanceTimersByTimeAsync(999);
+    expect(await settled([third])).toBe(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await settled([third])).toBe(1);
+  });
+});
+
+describe("rule: a grant's window starts at its release (its answer), not at the grant", () => {
+  it("keeps the slot while the request is in flight, then for `windowMs` after", async () => {
+    const budget = createBudget({ requests: 1, windowMs: 100 });
+    const release = await budget.acquire("change");
+    const next = budget.acquire("change");
+
+    await vi.advanceTimersByTimeAsync(500);
+    expect(await settled([next])).toBe(0);
+    release();
+    await vi.advanceTimersByTimeAsync(99);
+    expect(await settled([next])).toBe(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await settled([next])).toBe(1);
+  });
+
+  it("counts a grant never released as released RELEASE_AFTER_MS after it was made", async () => {
+    const budget = createBudget({ requests: 1, windowMs: 100 });
+    await budget.acquire("change");
+    const next = budget.acquire("change");
+
+    await vi.advanceTimersByTimeAsync(RELEASE_AFTER_MS + 99);
+    expect(await settled([next])).toBe(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await settled([next])).toBe(1);
+  });
+
+  it("ignores a second call of the same release", async () => {
+    const budget = createBudget({ requests: 1, windowMs: 100 });
+    const release = await budget.acquire("change");
+    release();
+    await vi.advanceTimersByTimeAsync(50);
+    release();
+    const next = budget.acquire("change");
+
+    await vi.advanceTimersByTimeAsync(49);
+    expect(await settled([next])).toBe(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await settled([next])).toBe(1);
+  });
+});
+
+describe("rule: a server hold stops every grant until its end, capped at maxServerWaitMs", () => {
+  it("grants nothing before the hold ends", async () => {
+    const budget = createBudget({ requests: 100, windowMs: 1000 });
+    budget.holdUntil(T0 + 5_000);
+    const waiter = budget.acquire("change");
+
+    await vi.advanceTimersByTimeAsync(4_999);
+    expect(await settled([waiter])).toBe(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await settled([waiter])).toBe(1);
+  });
+
+  it("keeps the later of two holds", async () => {
+    const budget = createBudget({ requests: 100, windowMs: 1000 });
+    budget.holdUntil(T0 + 3_000);
+    budget.holdUntil(T0 + 1_000);
+    const waiter = budget.acquire("change");
+
+    await vi.advanceTimersByTimeAsync(2_999);
+    expect(await settled([waiter])).toBe(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await settled([waiter])).toBe(1);
+  });
+
+  it("holds a day-long Retry-After only for the default maximum of 5 minutes", async () => {
+    const budget = createBudget({ requests: 100, windowMs: 1000 });
+    budget.holdUntil(T0 + 86_400_000);
+    const waiter = budget.acquire("change");
+
+    await vi.advanceTimersByTimeAsync(300_000 - 1);
+    expect(await settled([waiter])).toBe(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await settled([waiter])).toBe(1);
+  });
+
+  it("holds no longer than a configured maxServerWaitMs", async () => {
+    const budget = createBudget({ requests: 100, windowMs: 1000, maxServerWaitMs: 2_000 });
+    budget.holdUntil(T0 + 60_000);
+    const waiter = budget.acquire("poll");
+
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(await settled([waiter])).toBe(1);
+  });
+
+  it("never arms a timer longer than Node's limit, even with no maximum", async () => {
+    const delays: number[] = [];
+    const real = globalThis.setTimeout;
+    const spy = vi.spyOn(globalThis, "setTimeout").mockImplementation(((fn: () => void, ms?: number) => {
+      delays.push(ms ?? 0);
+      return real(fn, ms);
+    }) as typeof setTimeout);
+    const budget = createBudget({ requests: 100, windowMs: 1000, maxServerWaitMs: Number.POSITIVE_INFINITY });
+    budget.holdUntil(T0 + 3_000_000_000);
+    const controller = new AbortController();
+    const waiter = budget.acquire("change", controller.signal).catch(() => "aborted");
+
+    controller.abort();
+    await waiter;
+    spy.mockRestore();
+
+    expect(delays.length).toBeGreaterThan(0);
+    expect(Math.max(...delays)).toBeLessThanOrEqual(MAX_TIMER_MS);
+  });
+});
+
+describe("rule: an aborted waiter leaves nothing behind", () => {
+  it("disarms the timer when the only waiter aborts, so a stopping process can exit", async () => {
+    const budget = createBudget({ requests: 100, windowMs: 1000 });
+    budget.holdUntil(T0 + 60_000);
+    const controller = new AbortController();
+    const waiter = budget.acquire("poll", controller.signal);
+    expect(vi.getTimerCount()).toBe(1);
+
+    controller.abort(new Error("stopping"));
+
+    await expect(waiter).rejects.toThrow("stopping");
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("keeps the timer for the waiters that remain", async () => {
+    const budget = createBudget({ requests: 100, windowMs: 1000 });
+    budget.holdUntil(T0 + 60_000);
+    const controller = new AbortController();
+    const aborted = budget.acquire("poll", controller.signal).catch(() => "aborted");
+    const kept = budget.acquire("change");
+
+    controller.abort();
+    await aborted;
+
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(await settled([kept])).toBe(1);
+  });
+
+  it("rejects at once a waiter whose signal was already aborted", async () => {
+    const budget = createBudget({ requests: 1, windowMs: 1000 });
+    const controller = new AbortController();
+    controller.abort(new Error("already"));
+
+    await expect(budget.acquire("change", controller.signal)).rejects.toThrow("already");
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe("rule: waiters are served by priority, first come first served within one", () => {
+  it("serves change before retry before poll", async () => {
+    const budget = createBudget({ requests: 1, windowMs: 10 });
+    const first = await budget.acquire("poll");
+    const order: string[] = [];
+    const waits = (["poll", "retry", "change"] as const).map((priority) =>
+      budget.acquire(priority).then((release) => {
+        order.push(priority);
+        release();
+      }),
+    );
+
+    first();
+    await vi.advanceTimersByTimeAsync(100);
+    await Promise.all(waits);
+
+    expect(order).toEqual(["change", "retry", "poll"]);
+  });
+});
+
+describe("rule: a budget needs at least one request in a positive window", () => {
+  it.each([
+    { requests: 0, windowMs: 1000 },
+    { requests: 1, windowMs: 0 },
+    { requests: Number.NaN, windowMs: 1000 },
+  ])("refuses %o", (options) => {
+    expect(() => createBudget(options)).toThrow(RangeError);
+  });
+});
