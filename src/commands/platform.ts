@@ -220,12 +220,10 @@ export function createStateStore(config: Config, deps: { logger: Logger; readOnl
   let store: Promise<StateStore> | undefined;
   const open = () => {
     store ??= (async () => {
-      const { loadKubeConfig, namespaceOf } = await import("../kubernetes/client.js");
+      const { kubernetesTarget } = await import("../kubernetes/client.js");
       const { createKubernetesStateStore } = await import("../state/kubernetes-store.js");
-      const kubeConfig = loadKubeConfig();
       return createKubernetesStateStore({
-        kubeConfig,
-        namespace: namespaceOf(kubeConfig, config.namespace),
+        ...kubernetesTarget(config.namespace),
         logger: deps.logger,
         readOnly,
       });

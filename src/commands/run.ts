@@ -142,12 +142,10 @@ function logStarted(config: Config, platform: Platform, logger: Logger): void {
 async function createLeadership(config: Config, logger: Logger, metrics: Metrics): Promise<Leadership> {
   if (!config.leaderElect) return soleLeader();
   // Imported only here: the Kubernetes client takes seconds to load, which a single replica need not pay.
-  const { loadKubeConfig, namespaceOf } = await import("../kubernetes/client.js");
+  const { kubernetesTarget } = await import("../kubernetes/client.js");
   const { createLeaseLeadership } = await import("../leader/lease.js");
-  const kubeConfig = loadKubeConfig();
   return createLeaseLeadership({
-    kubeConfig,
-    namespace: namespaceOf(kubeConfig, config.namespace),
+    ...kubernetesTarget(config.namespace),
     logger: logger.child({ component: "leader" }),
     metrics,
     leaseDurationSeconds: config.leaseDurationSeconds,

@@ -41,6 +41,12 @@ export function loadKubeConfig(): KubeConfig {
  * The namespace of the Lease and the state Secret: the configured one (DRIFTLESS_NAMESPACE), else the
  * current context's (in a pod, the service account's own namespace), else `default`.
  */
+/** The Kubernetes API as this process reaches it, and the namespace driftless works in. */
+export function kubernetesTarget(configured?: string): { kubeConfig: KubeConfig; namespace: string } {
+  const kubeConfig = loadKubeConfig();
+  return { kubeConfig, namespace: namespaceOf(kubeConfig, configured) };
+}
+
 export function namespaceOf(kubeConfig: KubeConfig, configured?: string): string {
   if (configured) return configured;
   return kubeConfig.getContextObject(kubeConfig.getCurrentContext())?.namespace || "default";

@@ -1,7 +1,8 @@
 import type { UpdateApiKeyBody } from "../platform/management.js";
 import { diffPatch, patchPlan } from "./patch.js";
+import { appliedRecord } from "./record.js";
 import type { KindPlanner, SpecOf } from "./types.js";
-import { isPlainObject, omit, stored } from "./values.js";
+import { omit } from "./values.js";
 
 /** The `updateApiKey` route: the changed fields, unless they would lock driftless out. */
 
@@ -59,14 +60,7 @@ export const apiKeyPlanner: KindPlanner<"ApiKey"> = {
     return patchPlan({ kind, name }, { route: "updateApiKey", params, body }, changes);
   },
 
-  record({ kind, name, spec, record }, _plan, result, at) {
-    return {
-      ...record,
-      kind,
-      name,
-      applied: stored(requestFields(spec)),
-      appliedAt: at,
-      observed: isPlainObject(result) ? result : undefined,
-    };
+  record(input, _plan, result, at) {
+    return appliedRecord(input, requestFields(input.spec), at, result);
   },
 };

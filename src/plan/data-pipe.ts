@@ -2,9 +2,10 @@ import { type TableMapping, tableMappingKey } from "../manifests/kinds/data-pipe
 import type { UpdateDataPipeBody } from "../platform/management.js";
 import type { ResourceRecord } from "../state/store.js";
 import { diffPatch, patchPlan } from "./patch.js";
+import { appliedRecord } from "./record.js";
 import { liveAfter, ownedAfter, threeWay } from "./three-way.js";
 import type { KindPlanner, PlanContext, ResourcePlan, SpecOf } from "./types.js";
-import { isPlainObject, member, omit, stored } from "./values.js";
+import { isPlainObject, member, omit } from "./values.js";
 
 /**
  * The `updateDataPipe` route: the changed fields; postgres `tableMappings` as add/remove sets, and
@@ -139,17 +140,12 @@ export const dataPipePlanner: KindPlanner<"DataPipe"> = {
         ? ownedAfter(mappings, liveMappings(record) ?? [], owned, added, tableMappingKey)
         : owned;
     const answered = isPlainObject(result) ? result : undefined;
-    return {
-      ...record,
-      kind,
-      name,
-      applied: stored(fields),
-      appliedAt: at,
-      observed:
-        answered && mappings && !liveMappings({ kind, name, observed: answered })
-          ? withMappings(answered, liveAfter(liveMappings(record) ?? [], added, removed, tableMappingKey))
-          : answered,
+    const observed =
+      answered && mappings && !liveMappings({ kind, name, observed: answered })
+        ? withMappings(answered, liveAfter(liveMappings(record) ?? [], added, removed, tableMappingKey))
+        : answered;
+    return appliedRecord({ kind, name, record }, fields, at, observed, {
       ...(mappings ? { owned: { ...record?.owned, [LIST]: nextOwned } } : {}),
-    };
+    });
   },
 };

@@ -1,9 +1,10 @@
 import type { PrivateEndpointEntry, UpdateOrganizationBody } from "../platform/management.js";
 import type { ResourceRecord } from "../state/store.js";
 import { diffPatch, patchPlan } from "./patch.js";
+import { appliedRecord } from "./record.js";
 import { liveAfter, ownedAfter, threeWay } from "./three-way.js";
 import type { KindPlanner, SpecOf } from "./types.js";
-import { isPlainObject, member, omit, stored } from "./values.js";
+import { isPlainObject, member, omit } from "./values.js";
 
 /**
  * The `updateOrganization` route: the changed `name`, and `privateEndpoints` as add/remove sets. An
@@ -76,14 +77,8 @@ export const organizationPlanner: KindPlanner<"Organization"> = {
       answered && spec[LIST] && !Array.isArray(answered[LIST])
         ? { ...answered, [LIST]: liveAfter(liveList(record) ?? [], added, removed, keyOf) }
         : answered;
-    return {
-      ...record,
-      kind,
-      name,
-      applied: stored(spec),
-      appliedAt: at,
-      observed,
+    return appliedRecord({ kind, name, record }, spec, at, observed, {
       owned: { ...record?.owned, [LIST]: nextOwned },
-    };
+    });
   },
 };

@@ -1,8 +1,9 @@
 import type { CreateReversePrivateEndpointBody } from "../platform/management.js";
 import { resourceId } from "../resources.js";
 import { diffPatch } from "./patch.js";
+import { appliedRecord } from "./record.js";
 import type { Change, KindPlanner, SpecOf } from "./types.js";
-import { isPlainObject, member, omit, stored } from "./values.js";
+import { member, omit } from "./values.js";
 
 /**
  * The `createReversePrivateEndpoint` route, once. There is no update (nor GET) for an endpoint, so the
@@ -88,15 +89,16 @@ export const reversePrivateEndpointPlanner: KindPlanner<"ReversePrivateEndpoint"
 
   record({ kind, name, spec, record }, plan, result, at) {
     const { intent: _done, ...rest } = record ?? { kind, name };
-    const serverId = plan.outcome === "adopt" ? plan.adoptId : String(member(result, "id"));
-    return {
-      ...rest,
-      kind,
-      name,
-      applied: stored(requestFields(spec)),
-      appliedAt: at,
-      observed: plan.outcome === "adopt" ? undefined : isPlainObject(result) ? result : undefined,
-      ...(serverId ? { serverId } : {}),
-    };
+    const adopted = plan.outcome === "adopt";
+    const serverId = adopted ? plan.adoptId : member(result, "id");
+    return appliedRecord(
+      { kind, name, record: rest },
+      requestFields(spec),
+      at,
+      adopted ? undefined : result,
+      {
+        ...(typeof serverId === "string" && serverId !== "" ? { serverId } : {}),
+      },
+    );
   },
 };
