@@ -182,17 +182,8 @@ async function sendAndRecord(
   if (options.signal?.aborted) return job.finish("Pending", "not sent: the pass was stopped (shutdown)");
   if (!deps.send) return job.finish("Pending", "not sent: no API client");
   const fingerprint = fingerprintOf(request, deps.credentialVersion?.() ?? "");
-  const refused = options.reassert ? undefined : job.run.terminal.get(job.id);
-  if (refused?.fingerprint === fingerprint) {
-    job.requestId = refused.requestId;
-    return job.finish(
-      "Failed",
-      `${refused.message}; not sent again: the platform refused it, and would again until the manifest, a secret or the credentials change (or the next re-assertion)`,
-      "terminal",
-    );
-  }
-  const lost = await mayWrite(job);
-  if (lost) return lost;
+  const stop = refusedBefore(job, fingerprint) ?? (await mayWrite(job));
+  if (stop) return stop;
 
   // Step 3: a create is not idempotent: its intent is saved first, so a crash after the POST is seen.
   const route = ROUTES[request.route];
@@ -226,17 +217,25 @@ async function sendAndRecord(
   } catch (error) {
     return job.finish("Failed", `sent, but the state could not be saved: ${messageOf(error)}`);
   }
+  const durationMs = Math.round(performance.now() - started);
+  const fields = plan.changes.map((c) => c.path);
   job.log.info(
-    {
-      method: route.method,
-      route: route.template,
-      fields: plan.changes.map((c) => c.path),
-      requestId: job.requestId,
-      durationMs: Math.round(performance.now() - started),
-    },
+    { method: route.method, route: route.template, fields, requestId: job.requestId, durationMs },
     "resource applied",
   );
   return undefined;
+}
+
+/** The outcome to return when the platform refused this very request for good in an earlier pass. */
+function refusedBefore(job: Job, fingerprint: string): ResourceOutcome | undefined {
+  const refused = job.run.options.reassert ? undefined : job.run.terminal.get(job.id);
+  if (refused?.fingerprint !== fingerprint) return undefined;
+  job.requestId = refused.requestId;
+  return job.finish(
+    "Failed",
+    `${refused.message}; not sent again: the platform refused it, and would again until the manifest, a secret or the credentials change (or the next re-assertion)`,
+    "terminal",
+  );
 }
 
 /**

@@ -104,7 +104,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   checkAlertScript(world.state, options.alertScript);
   const requests: RecordedRequest[] = [];
   const faults = createFaultBook(seededRandom(options.seed ?? 1));
-  const shared = {
+  const shared: Shared = {
     faults,
     requests,
     recordLimit: options.recordLimit ?? DEFAULT_RECORD_LIMIT,
@@ -113,46 +113,14 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     },
     logger: options.logger,
   };
-  const { state } = world;
-  const management = await startApiServer(
-    {
-      api: "management",
-      handlers: managementHandlers({
-        state,
-        initialEndpointStatus: () => (world.readyAfterMs <= 0 ? "Ready" : "Provisioning"),
-        onEndpointCreated: (endpoint) => {
-          if (world.readyAfterMs > 0) world.becomeReady(endpoint);
-        },
-      }),
-      authenticate: (authorization) => authenticateKey(state, authorization),
-      callerId: (key) => key.id,
-      limiter: createRateLimiter(options.rateLimit?.management ?? DEFAULT_RATE_LIMITS.management),
-      errorBody: managementErrorBody,
-      newRequestId: randomUUID,
-      ...shared,
-    },
-    host,
-    options.managementPort ?? 0,
-  );
-  const observability = await startApiServer(
-    {
-      api: "observability",
-      handlers: observabilityHandlers(state),
-      authenticate: (authorization) => authenticateToken(state, authorization),
-      callerId: (token) => token,
-      limiter: createRateLimiter(options.rateLimit?.observability ?? DEFAULT_RATE_LIMITS.observability),
-      errorBody: observabilityErrorBody,
-      newRequestId: () => undefined,
-      ...shared,
-    },
-    host,
-    options.observabilityPort ?? 0,
-  ).catch(async (error) => {
+  const management = await startManagement(world, options, shared, host);
+  const observability = await startObservability(world, options, shared, host).catch(async (error) => {
     await management.close();
     throw error;
   });
   scheduleEvents(world, options);
 
+  const { state } = world;
   const key = state.keys.find((k) => k.secret);
   return {
     managementUrl: management.url,
@@ -176,6 +144,58 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       await Promise.all([management.close(), observability.close()]);
     },
   };
+}
+
+type Shared = {
+  faults: ReturnType<typeof createFaultBook>;
+  requests: RecordedRequest[];
+  recordLimit: number;
+  onHandled(method: string): void;
+  logger: Logger | undefined;
+};
+
+/** The management API: Basic auth against the fixture's keys, a rate limit per key. */
+function startManagement(world: World, options: SimulatorOptions, shared: Shared, host: string) {
+  const { state } = world;
+  return startApiServer(
+    {
+      api: "management",
+      handlers: managementHandlers({
+        state,
+        initialEndpointStatus: () => (world.readyAfterMs <= 0 ? "Ready" : "Provisioning"),
+        onEndpointCreated: (endpoint) => {
+          if (world.readyAfterMs > 0) world.becomeReady(endpoint);
+        },
+      }),
+      authenticate: (authorization) => authenticateKey(state, authorization),
+      callerId: (key) => key.id,
+      limiter: createRateLimiter(options.rateLimit?.management ?? DEFAULT_RATE_LIMITS.management),
+      errorBody: managementErrorBody,
+      newRequestId: randomUUID,
+      ...shared,
+    },
+    host,
+    options.managementPort ?? 0,
+  );
+}
+
+/** The observability API: Bearer auth against the fixture's tokens, a rate limit per token. */
+function startObservability(world: World, options: SimulatorOptions, shared: Shared, host: string) {
+  const { state } = world;
+  return startApiServer(
+    {
+      api: "observability",
+      handlers: observabilityHandlers(state),
+      authenticate: (authorization) => authenticateToken(state, authorization),
+      callerId: (token) => token,
+      limiter: createRateLimiter(options.rateLimit?.observability ?? DEFAULT_RATE_LIMITS.observability),
+      errorBody: observabilityErrorBody,
+      newRequestId: () => undefined,
+      ...shared,
+    },
+    host,
+    options.observabilityPort ?? 0,
+  );
 }
 
 /** The live platform and what changes it over time: saving, timers, endpoints, backups, alert states. */
