@@ -7,6 +7,7 @@ import { afterEach, expect, it } from "vitest";
 import { seededRandom } from "../src/simulator/faults.js";
 import { defaultIds as ids, type Simulator, startSimulator } from "../src/simulator/index.js";
 import { driftlessAsync, repo } from "./helpers/cli.js";
+import { platformEnv } from "./helpers/platform-env.js";
 
 /**
  * driftless apply and driftless run, killed with SIGKILL at random moments while they create endpoints
@@ -76,11 +77,7 @@ it(`never creates twice nor tears the state when killed at random (seed ${SEED})
     DRIFTLESS_MANIFESTS: manifests,
     DRIFTLESS_STATE_DIR: join(root, "state"),
     DRIFTLESS_SECRETS_DIR: root,
-    DRIFTLESS_MANAGEMENT_URL: sim.managementUrl,
-    DRIFTLESS_OBSERVABILITY_URL: sim.observabilityUrl,
-    DRIFTLESS_MANAGEMENT_KEY_ID: sim.credentials.managementKeyId,
-    DRIFTLESS_MANAGEMENT_KEY_SECRET: sim.credentials.managementKeySecret,
-    DRIFTLESS_OBSERVABILITY_TOKEN: sim.credentials.observabilityToken,
+    ...platformEnv(sim),
     DRIFTLESS_RECONCILE_SCHEDULE: "* * * * * *",
   };
   const rounds: string[] = [];

@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { defaultIds, type Simulator, startSimulator } from "../src/simulator/index.js";
 import { type DaemonProcess, startDaemonProcess } from "./helpers/daemon-process.js";
 import { type FakeKubernetes, startFakeKubernetes } from "./helpers/fake-kubernetes.js";
+import { platformEnv } from "./helpers/platform-env.js";
 
 /**
  * Two `driftless run` processes with leader election and the Kubernetes state store, against the fake
@@ -79,11 +80,7 @@ async function replica(name: string, env: Record<string, string> = {}): Promise<
     DRIFTLESS_LEADER_ELECT: "true",
     DRIFTLESS_MANIFESTS: root,
     DRIFTLESS_SECRETS_DIR: root,
-    DRIFTLESS_MANAGEMENT_URL: simulator.managementUrl,
-    DRIFTLESS_MANAGEMENT_KEY_ID: simulator.credentials.managementKeyId,
-    DRIFTLESS_MANAGEMENT_KEY_SECRET: simulator.credentials.managementKeySecret,
-    DRIFTLESS_OBSERVABILITY_URL: simulator.observabilityUrl,
-    DRIFTLESS_OBSERVABILITY_TOKEN: simulator.credentials.observabilityToken,
+    ...platformEnv(simulator),
     DRIFTLESS_LOG_LEVEL: "info",
     ...env,
   });

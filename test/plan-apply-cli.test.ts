@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { defaultIds as ids, type Simulator, startSimulator } from "../src/simulator/index.js";
+import { platformEnv } from "./helpers/platform-env.js";
 
 /** `driftless plan` and `driftless apply` as a CI job runs them: `node dist/cli.js`, exit codes, output. */
 
@@ -72,11 +73,7 @@ describe("driftless plan / apply (built CLI)", () => {
       DRIFTLESS_MANIFESTS: join(root, "manifests"),
       DRIFTLESS_STATE_DIR: join(root, "state"),
       DRIFTLESS_SECRETS_DIR: join(root, "secrets"),
-      DRIFTLESS_MANAGEMENT_URL: sim.managementUrl,
-      DRIFTLESS_OBSERVABILITY_URL: sim.observabilityUrl,
-      DRIFTLESS_MANAGEMENT_KEY_ID: sim.credentials.managementKeyId,
-      DRIFTLESS_MANAGEMENT_KEY_SECRET: sim.credentials.managementKeySecret,
-      DRIFTLESS_OBSERVABILITY_TOKEN: sim.credentials.observabilityToken,
+      ...platformEnv(sim),
       DRIFTLESS_LOG_LEVEL: "debug",
       CLICKS_KEY_ID: `${CANARY}-id`,
     };

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { defaultIds as ids, type Simulator, startSimulator } from "../src/simulator/index.js";
 import { driftless, repo } from "./helpers/cli.js";
+import { platformEnv } from "./helpers/platform-env.js";
 
 /**
  * The state-based plan in a CI job that has no secret: `--secrets skip` reads none and marks secret
@@ -93,11 +94,7 @@ describe("driftless plan --secrets skip (built CLI)", () => {
       sim = await startSimulator({ endpointReadyAfterMs: 0 });
       env = {
         ...settings,
-        DRIFTLESS_MANAGEMENT_URL: sim.managementUrl,
-        DRIFTLESS_OBSERVABILITY_URL: sim.observabilityUrl,
-        DRIFTLESS_MANAGEMENT_KEY_ID: sim.credentials.managementKeyId,
-        DRIFTLESS_MANAGEMENT_KEY_SECRET: sim.credentials.managementKeySecret,
-        DRIFTLESS_OBSERVABILITY_TOKEN: sim.credentials.observabilityToken,
+        ...platformEnv(sim),
       };
       const applied = await runAsync(["apply"], { ...env, ORDERS_PASSWORD: CANARY });
       expect(applied.code).toBe(0);
