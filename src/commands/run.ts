@@ -3,6 +3,7 @@ import type { Config } from "../config.js";
 import { type DaemonDeps, startDaemon } from "../daemon/daemon.js";
 import { leaderOnlyStore } from "../leader/leader-only-store.js";
 import { type Leadership, soleLeader } from "../leader/leadership.js";
+import { parseDuration } from "../manifests/kinds/backup-watch.js";
 import { loadSettled } from "../manifests/load.js";
 import { createReconciler } from "../reconcile/engine.js";
 import type { StateStore } from "../state/store.js";
@@ -110,6 +111,7 @@ function daemonDeps(
       secrets: { env: io.env, secretsDir: config.secretsDir },
       logger: telemetry.logger,
       managementKeyId: platform.managementKeyId,
+      unmanagedRetentionMs: parseDuration(config.unmanagedRetention),
     }),
     leadership,
     allowCreate: config.allowCreate,
