@@ -250,6 +250,51 @@ export const SETTINGS = {
     parser: SecretValue,
     help: "bearer token GET /status requires (unset: /status is open)",
   },
+  notifyUrl: {
+    env: "DRIFTLESS_NOTIFY_URL",
+    flag: "--notify-url <url>",
+    commands: ["run"],
+    parser: Url.optional(),
+    help: "URL a signed JSON webhook is POSTed to when a pass's result changes and on an unknown create (unset: off)",
+  },
+  notifySecret: {
+    env: "DRIFTLESS_NOTIFY_SECRET",
+    credential: true,
+    commands: ["run"],
+    parser: SecretValue,
+    help: "key of the webhook body's HMAC-SHA256, sent as X-Driftless-Signature: sha256=<hex> (required with DRIFTLESS_NOTIFY_URL)",
+  },
+  githubRepository: {
+    env: "DRIFTLESS_GITHUB_REPOSITORY",
+    flag: "--github-repository <owner/repo>",
+    commands: ["run"],
+    parser: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, { error: "must be owner/repo" })
+      .optional(),
+    help: "repository whose synced commit gets a commit status (context driftless) after each pass (unset: off)",
+  },
+  githubToken: {
+    env: "DRIFTLESS_GITHUB_TOKEN",
+    credential: true,
+    commands: ["run"],
+    parser: SecretValue,
+    help: "token of the commit statuses (statuses: write) (required with DRIFTLESS_GITHUB_REPOSITORY)",
+  },
+  githubApiUrl: {
+    env: "DRIFTLESS_GITHUB_API_URL",
+    flag: "--github-api-url <url>",
+    commands: ["run"],
+    parser: Url.default("https://api.github.com"),
+    help: "GitHub API base URL (GitHub Enterprise: https://HOST/api/v3)",
+  },
+  githubTargetUrl: {
+    env: "DRIFTLESS_GITHUB_TARGET_URL",
+    flag: "--github-target-url <url>",
+    commands: ["run"],
+    parser: Url.optional(),
+    help: "link of the commit status (e.g. the daemon's status page)",
+  },
   leaderElect: {
     env: "DRIFTLESS_LEADER_ELECT",
     flag: "--leader-elect [bool]",

@@ -107,15 +107,19 @@ function stampObjects(pass: Pass): string[] {
 /** Marks the records without a manifest Unmanaged (from now), and drops those past the retention. */
 function keepOrDrop(pass: Pass, { retentionMs, now, log }: SettleOptions): SettledRecords {
   const settled: SettledRecords = { unmanaged: [], dropped: [], changed: [] };
+  // A file that could not be read as far as its kind and name may hold any of these manifests: then no
+  // record starts to count as deleted, and none is dropped, until the revision reads whole again.
+  const unsure = pass.set.problems.some((problem) => problem.resource === undefined);
   for (const [id, record] of Object.entries(pass.state.resources)) {
     if (hasManifest(pass, id)) continue;
+    if (unsure && record.unmanagedSince === undefined) continue;
     const since = record.unmanagedSince ?? now.toISOString();
     if (record.unmanagedSince === undefined) {
       pass.state.resources[id] = { ...record, unmanagedSince: since };
       settled.changed.push(id);
     }
     const until = new Date(Date.parse(since) + retentionMs);
-    if (until.getTime() <= now.getTime()) {
+    if (!unsure && until.getTime() <= now.getTime()) {
       delete pass.state.resources[id];
       settled.changed.push(id);
       settled.dropped.push(statusOf(record, `dropped: its manifest has been gone since ${since}`));
