@@ -185,8 +185,9 @@ describe("driftless run: removals and notifications", () => {
     });
     expect(failure?.url).toBe(`/repos/acme/platform-config/statuses/${bad}`);
     expect(failure?.json).toMatchObject({ state: "failure", context: "driftless" });
-    expect((failure?.json as { description: string }).description).toMatch(/manifest problem/);
-    expect((failure?.json as { description: string }).description.length).toBeLessThanOrEqual(140);
+    const description = String((failure?.json as { description?: string } | undefined)?.description);
+    expect(description).toMatch(/manifest problem/);
+    expect(description.length).toBeLessThanOrEqual(140);
     expect(d.stderr()).not.toContain(TOKEN);
   });
 

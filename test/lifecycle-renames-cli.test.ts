@@ -165,6 +165,19 @@ describe("renames and removals (built CLI)", () => {
     expect((await state()).resources["Dashboard/overview"]).toBeUndefined();
   });
 
+  it("counts no record as deleted while a file of the revision cannot be read as far as its kind and name", async () => {
+    await write("dashboard.yaml", dashboard("overview", "Platform overview"));
+    await apply();
+    await remove("dashboard.yaml");
+    await write("broken.yaml", "kind: [Dashboard\nmetadata: {name: overview\n");
+
+    const unreadable = await apply({ DRIFTLESS_UNMANAGED_RETENTION: "1s" });
+
+    expect(unreadable.code).toBe(1);
+    expect(unreadable.report.statuses).toEqual([]);
+    expect(JSON.stringify((await state()).resources["Dashboard/overview"])).not.toContain("unmanagedSince");
+  });
+
   it("sends no second create for an endpoint renamed with driftless/previous-name before its id is known", async () => {
     sim.inject({ api: "management", method: "POST", route: ENDPOINT_ROUTE, kind: "drop" });
     await write("endpoint.yaml", endpoint("orders-msk"));
