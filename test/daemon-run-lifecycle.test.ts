@@ -131,6 +131,25 @@ describe("driftless run: removals and notifications", () => {
     expect(d.stderr()).not.toContain("a-secret-path");
   });
 
+  it("goes on passing while the webhook receiver never answers", async () => {
+    receiver.fallback = { hang: true };
+    const d = await run.start(await notifyEnv());
+    await d.waitForLog((l) => l.msg === "pass finished");
+
+    await run.layout.publish(broken);
+    await until(() => events().length >= 1);
+    const good = await run.layout.publish(files("fixed-name"));
+    const shown = await until(async () => {
+      const body = await statusOf(d);
+      return body.revision === good ? body : undefined;
+    });
+
+    expect(shown.resources).toContainEqual(
+      expect.objectContaining({ kind: "ApiKey", name: "ci-deployer", status: "Synced" }),
+    );
+    expect(run.keyPatches().some((r) => (r.body as { name?: string }).name === "fixed-name")).toBe(true);
+  });
+
   it("posts an unknown-create webhook as soon as an endpoint's create gets no answer", async () => {
     run.simulator.inject({ api: "management", method: "POST", route: ENDPOINT_ROUTE, kind: "drop" });
     const d = await run.start(await notifyEnv());
