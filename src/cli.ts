@@ -134,6 +134,15 @@ command("run", "the daemon: watch, schedule, reconcile, poll and serve HTTP unti
   }),
 );
 
+command("forget", "drop the record of one resource from the state now (its manifest deleted from git)")
+  .addArgument(new Argument("<resource>", "Kind/name, like Dashboard/overview"))
+  .action(
+    action(async (used, id) => {
+      const { forgetCommand } = await import("./commands/forget.js");
+      return forgetCommand(config(used), id ?? "", io);
+    }),
+  );
+
 command(
   "simulator",
   "serve a simulator of both platform APIs on local ports, for demos and tests",

@@ -60,7 +60,7 @@ export type PassResult = {
   statuses: ResourceStatus[];
   /** Problems found in the manifests of this revision. */
   manifestErrors: number;
-  /** True when every resource is Synced and the manifests had no problem. */
+  /** True when every resource is Synced (or Unmanaged: its manifest was deleted) and the manifests had no problem. */
   ok: boolean;
 };
 

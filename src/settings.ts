@@ -1,6 +1,7 @@
 import { Option } from "commander";
 import { z } from "zod";
 import { ConfigError } from "./errors.js";
+import { Duration } from "./manifests/kinds/backup-watch.js";
 
 /**
  * Every setting of driftless, described once: its flag, its environment variable (and `_FILE` twin
@@ -15,7 +16,7 @@ import { ConfigError } from "./errors.js";
  */
 export type Credential = { value: string } | { file: string };
 
-export type CommandName = "validate" | "plan" | "apply" | "run" | "simulator";
+export type CommandName = "validate" | "plan" | "apply" | "run" | "simulator" | "forget";
 
 export type Setting = {
   /** Its environment variable; a flag given on the command line wins over it. */
@@ -52,6 +53,8 @@ const List = z.preprocess(
 );
 
 const PLATFORM: readonly CommandName[] = ["plan", "apply", "run"];
+/** The commands that open the state store. */
+const STATE: readonly CommandName[] = [...PLATFORM, "forget"];
 const MANIFESTS: readonly CommandName[] = ["validate", "plan", "apply", "run"];
 const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
 const OUTPUTS = ["text", "json", "markdown"] as const;
@@ -116,14 +119,14 @@ export const SETTINGS = {
   stateDir: {
     env: "DRIFTLESS_STATE_DIR",
     flag: "--state-dir <dir>",
-    commands: PLATFORM,
+    commands: STATE,
     parser: z.string().default("./.driftless"),
     help: "folder of the state store",
   },
   stateStore: {
     env: "DRIFTLESS_STATE_STORE",
     flag: "--state-store <kind>",
-    commands: PLATFORM,
+    commands: STATE,
     choices: STATE_STORES,
     parser: z.enum(STATE_STORES).default("file"),
     help: "file or kubernetes",
@@ -138,7 +141,7 @@ export const SETTINGS = {
   namespace: {
     env: "DRIFTLESS_NAMESPACE",
     flag: "--namespace <ns>",
-    commands: PLATFORM,
+    commands: STATE,
     parser: z.string().optional(),
     help: "namespace of the Lease and the state Secret (unset: the pod's own)",
   },
@@ -191,6 +194,13 @@ export const SETTINGS = {
     parser: Seconds.default(300),
     help: "longest Retry-After / X-RateLimit-Reset wait honoured, in seconds",
   },
+  unmanagedRetention: {
+    env: "DRIFTLESS_UNMANAGED_RETENTION",
+    flag: "--unmanaged-retention <duration>",
+    commands: PLATFORM,
+    parser: Duration.default("30d"),
+    help: "how long the record of a deleted manifest is kept (status Unmanaged, nothing sent) before it is dropped, like 30d or 12h",
+  },
   allowCreate: {
     env: "DRIFTLESS_ALLOW_CREATE",
     flag: "--allow-create <resources>",
@@ -239,6 +249,51 @@ export const SETTINGS = {
     commands: ["run"],
     parser: SecretValue,
     help: "bearer token GET /status requires (unset: /status is open)",
+  },
+  notifyUrl: {
+    env: "DRIFTLESS_NOTIFY_URL",
+    flag: "--notify-url <url>",
+    commands: ["run"],
+    parser: Url.optional(),
+    help: "URL a signed JSON webhook is POSTed to when a pass's result changes and on an unknown create (unset: off)",
+  },
+  notifySecret: {
+    env: "DRIFTLESS_NOTIFY_SECRET",
+    credential: true,
+    commands: ["run"],
+    parser: SecretValue,
+    help: "key of the webhook body's HMAC-SHA256, sent as X-Driftless-Signature: sha256=<hex> (required with DRIFTLESS_NOTIFY_URL)",
+  },
+  githubRepository: {
+    env: "DRIFTLESS_GITHUB_REPOSITORY",
+    flag: "--github-repository <owner/repo>",
+    commands: ["run"],
+    parser: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, { error: "must be owner/repo" })
+      .optional(),
+    help: "repository whose synced commit gets a commit status (context driftless) after each pass (unset: off)",
+  },
+  githubToken: {
+    env: "DRIFTLESS_GITHUB_TOKEN",
+    credential: true,
+    commands: ["run"],
+    parser: SecretValue,
+    help: "token of the commit statuses (statuses: write) (required with DRIFTLESS_GITHUB_REPOSITORY)",
+  },
+  githubApiUrl: {
+    env: "DRIFTLESS_GITHUB_API_URL",
+    flag: "--github-api-url <url>",
+    commands: ["run"],
+    parser: Url.default("https://api.github.com"),
+    help: "GitHub API base URL (GitHub Enterprise: https://HOST/api/v3)",
+  },
+  githubTargetUrl: {
+    env: "DRIFTLESS_GITHUB_TARGET_URL",
+    flag: "--github-target-url <url>",
+    commands: ["run"],
+    parser: Url.optional(),
+    help: "link of the commit status (e.g. the daemon's status page)",
   },
   leaderElect: {
     env: "DRIFTLESS_LEADER_ELECT",

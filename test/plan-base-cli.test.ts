@@ -134,38 +134,33 @@ describe("driftless plan --base (built CLI, temporary git repository)", () => {
     expect(result.code).toBe(0);
   });
 
-  it("shows a renamed key as a rename and what it costs, and its old name not as removed", async () => {
+  it("shows a renamed key as a rename whose record follows it (nothing to send), and its old name not as removed", async () => {
     await edit("api-keys.yaml", (t) =>
       t.replace("metadata:\n  name: ci-deployer\n", "metadata:\n  name: deployer\n"),
     );
 
     const result = plan();
     const json = JSON.parse(plan(["-o", "json"]).stdout);
+    const renamed = json.resources.find((r: { name: string }) => r.name === "deployer");
 
-    expect(result.code).toBe(2);
-    expect(result.stdout).toContain(
-      "~ ApiKey/deployer (renamed from ApiKey/ci-deployer): PATCH /v1/organizations/",
-    );
-    expect(result.stdout).toContain(
-      "note: renamed from ApiKey/ci-deployer: driftless keeps its records by name",
-    );
-    expect(json.resources.find((r: { name: string }) => r.name === "deployer").renamedFrom).toBe(
-      "ci-deployer",
+    expect(result.code).toBe(0);
+    expect(renamed).toMatchObject({ renamedFrom: "ci-deployer", outcome: "none" });
+    expect(renamed.notes).toContain(
+      "renamed from ApiKey/ci-deployer: its record (server ids, tile ids, the list entries driftless added) follows it to ApiKey/deployer",
     );
     expect(json.resources.some((r: { outcome: string }) => r.outcome === "unmanaged")).toBe(false);
   });
 
-  it("says a renamed dashboard keeps its adopted tile ids and loses the ones it does not name", async () => {
+  it("says a renamed dashboard keeps its record, tile ids included", async () => {
     await edit("dashboards/platform-overview.yaml", (t) =>
       t.replace("name: platform-overview", "name: overview"),
     );
 
-    const result = plan();
+    const json = JSON.parse(plan(["-o", "json"]).stdout);
+    const renamed = json.resources.find((r: { kind: string; name: string }) => r.name === "overview");
 
-    expect(result.stdout).toContain("(renamed from Dashboard/platform-overview): PUT /api/v2/dashboards/");
-    expect(result.stdout).toMatch(
-      /tile ids NOT kept: 1 tile\(s\) without an id in the manifest \(errors-by-service\)/,
-    );
+    expect(renamed).toMatchObject({ kind: "Dashboard", renamedFrom: "platform-overview", outcome: "none" });
+    expect(JSON.stringify(renamed.notes)).not.toContain("NOT kept");
   });
 
   it("creates a new endpoint with a POST marked +, and makes a pipe that names it wait", async () => {

@@ -1,5 +1,6 @@
 import type { Config } from "../config.js";
 import { escapeJson, escapeLine } from "../escape.js";
+import { parseDuration } from "../manifests/kinds/backup-watch.js";
 import type { Problem } from "../manifests/problem.js";
 import { exitCodeOf, formatView, renderPlan, summarize } from "../plan/render.js";
 import { type PlanView, relabelView } from "../plan/view.js";
@@ -170,7 +171,7 @@ export async function applyCommand(config: Config, options: PlanApplyOptions, io
       } else {
         const problems = result.manifestErrors;
         io.out(
-          `Apply: ${sent.length} request(s) sent; ${count("Synced")} Synced, ${count("Pending")} Pending, ${count("Failed")} Failed, ${count("Unknown")} Unknown, ${count("Invalid")} Invalid; ${problems} manifest problem(s).`,
+          `Apply: ${sent.length} request(s) sent; ${count("Synced")} Synced, ${count("Pending")} Pending, ${count("Failed")} Failed, ${count("Unknown")} Unknown, ${count("Invalid")} Invalid${count("Unmanaged") > 0 ? `, ${count("Unmanaged")} Unmanaged` : ""}; ${problems} manifest problem(s).`,
         );
       }
       return result.ok ? 0 : 1;
@@ -195,6 +196,7 @@ function engineDeps(
     logger,
     managementKeyId: managementKeyIdOf(config),
     ...secretKeyOf(config),
+    unmanagedRetentionMs: parseDuration(config.unmanagedRetention),
   };
 }
 

@@ -3,7 +3,9 @@ import type { Config } from "../config.js";
 import { type DaemonDeps, startDaemon } from "../daemon/daemon.js";
 import { leaderOnlyStore } from "../leader/leader-only-store.js";
 import { type Leadership, soleLeader } from "../leader/leadership.js";
+import { parseDuration } from "../manifests/kinds/backup-watch.js";
 import { loadSettled } from "../manifests/load.js";
+import { createNotifier, type Notifier } from "../notify/notifier.js";
 import { createReconciler } from "../reconcile/engine.js";
 import type { StateStore } from "../state/store.js";
 import { createLogger, type Logger } from "../telemetry/logger.js";
@@ -66,7 +68,10 @@ function cleanupStack(logger: Logger): { push(cleanup: () => Promise<void>): voi
   };
 }
 
-type Parts = { platform: Platform; store: StateStore; leadership: Leadership };
+type Parts = { platform: Platform; store: StateStore; leadership: Leadership; notifier?: Notifier };
+
+/** How long queued notifications get to go out at shutdown. */
+const NOTIFY_GRACE_MS = 5_000;
 
 /** The platform clients, the state store and the leadership, each closed by `cleanups`. */
 async function openParts(
@@ -75,6 +80,9 @@ async function openParts(
   { logger, metrics }: { logger: Logger; metrics: Metrics },
   cleanups: ReturnType<typeof cleanupStack>,
 ): Promise<Parts> {
+  // First: a webhook or GitHub setting without its credential stops the start before anything opens.
+  const notifier = createNotifier(config, logger);
+  if (notifier) cleanups.push(() => notifier.close(NOTIFY_GRACE_MS));
   const platform = await createPlatform(config, { logger, metrics, warn: io.err });
   cleanups.push(() => platform.close());
   const store = createStateStore(config, { logger });
@@ -83,13 +91,13 @@ async function openParts(
   cleanups.push(() => leadership.stop());
   // Without election this process is the only writer: a locked or corrupt state stops it now.
   if (!config.leaderElect) await store.load();
-  return { platform, store, leadership };
+  return { platform, store, leadership, ...(notifier ? { notifier } : {}) };
 }
 
 function daemonDeps(
   config: Config,
   io: Io,
-  { platform, store, leadership }: Parts,
+  { platform, store, leadership, notifier }: Parts,
   telemetry: Pick<DaemonDeps, "registry" | "metrics" | "logger">,
 ): DaemonDeps {
   return {
@@ -112,12 +120,18 @@ function daemonDeps(
       managementKeyId: platform.managementKeyId,
       credentialVersion: platform.credentialVersion,
       ...secretKeyOf(config),
+      unmanagedRetentionMs: parseDuration(config.unmanagedRetention),
+      // A create whose outcome is unknown needs a person now, not at the end of the pass.
+      onResource: ({ status, sent }) => {
+        if (status.status === "Unknown" && sent.length > 0) notifier?.unknownCreate(status);
+      },
     }),
     leadership,
     allowCreate: config.allowCreate,
     loadManifests: async () => (await loadSettled(config.manifests)).manifests,
     tileIdsOf: tileIdsFrom(store),
     platform: platform.client,
+    ...(notifier ? { notifier } : {}),
     ...telemetry,
   };
 }

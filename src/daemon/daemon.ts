@@ -3,6 +3,7 @@ import { readCredential } from "../config.js";
 import { messageOf } from "../errors.js";
 import type { Leadership } from "../leader/leadership.js";
 import type { Manifest } from "../manifests/manifest.js";
+import type { Notifier } from "../notify/notifier.js";
 import type { PlatformClient } from "../platform/client.js";
 import type { Reconciler } from "../reconcile/types.js";
 import type { Credential } from "../settings.js";
@@ -47,6 +48,8 @@ export type DaemonDeps = {
   registry: Registry;
   metrics: Metrics;
   logger: Logger;
+  /** Told of every finished pass of this leader (webhook, commit status); unset: none is configured. */
+  notifier?: Pick<Notifier, "passFinished">;
   /** Resources allowed one new create attempt, in the first pass that finishes (DRIFTLESS_ALLOW_CREATE). */
   allowCreate?: readonly string[];
 };
@@ -191,6 +194,7 @@ function createPassLoop(
       board.recordPass(result, trigger);
       passMetrics.recordPass(result);
       passMetrics.recordStatuses(board.statuses());
+      deps.notifier?.passFinished(result);
       polls.afterPass();
     },
     onPassError: (error) => {

@@ -11,6 +11,7 @@ import { type Failure, type ResourceStatusName, resourceId } from "../resources.
 import type { ResourceRecord } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import { resolveDesired } from "./desired.js";
+import { managedRecord } from "./records.js";
 import type { Sent } from "./send.js";
 import type { ApplyOptions, EngineDeps, Pass, ResourceOutcome } from "./types.js";
 
@@ -81,7 +82,8 @@ class Job {
 
   set record(record: ResourceRecord | undefined) {
     const { pass } = this.run;
-    if (record) pass.state.resources[this.id] = record;
+    // Every record written knows its API object, so a rename before the next pass still finds it.
+    if (record) pass.state.resources[this.id] = managedRecord(this.manifest, record);
     else delete pass.state.resources[this.id];
     markChanged(pass, this.id);
   }

@@ -13,6 +13,7 @@ import type { ResourceRecord, StateStore } from "../state/store.js";
 import { PassMetrics } from "../telemetry/pass-metrics.js";
 import { applyResource, markChanged, type ResourceRun, type TerminalFailures } from "./apply-resource.js";
 import { resolveDesired } from "./desired.js";
+import { DEFAULT_UNMANAGED_RETENTION_MS, type SettledRecords, settleRecords } from "./records.js";
 import type { ApplyOptions, EngineDeps, Pass, PassResult, Reconciler, ResourceStatus } from "./types.js";
 
 /**
@@ -111,6 +112,8 @@ export async function planPass(
   } = {},
 ): Promise<PlanReport> {
   const pass = await startPass(deps);
+  // Only in memory: plan shows the records renames would move and the ones that are Unmanaged.
+  const settled = settle(pass, deps, deps.logger);
   const base = contextOf(pass, deps);
   const allow = new Set(options.allowCreate ?? []);
   const resources: PlanView[] = [];
@@ -139,12 +142,34 @@ export async function planPass(
       }
     }
   }
+  resources.push(...unmanagedViews(settled));
   return {
     ...(pass.set.revision ? { revision: pass.set.revision } : {}),
     stateEmpty: Object.keys(pass.state.resources).length === 0,
     problems: pass.set.problems,
     resources,
   };
+}
+
+/** Renames followed, records of deleted manifests kept or dropped (see records.ts). */
+function settle(pass: Pass, deps: EngineDeps, log: EngineDeps["logger"]): SettledRecords {
+  const retentionMs = deps.unmanagedRetentionMs ?? DEFAULT_UNMANAGED_RETENTION_MS;
+  return settleRecords(pass, { retentionMs, now: deps.now?.() ?? new Date(), log });
+}
+
+/** What `plan` shows of the records without a manifest: nothing is sent for them. */
+function unmanagedViews(settled: SettledRecords): PlanView[] {
+  const view = (s: ResourceStatus, reason: string): PlanView => ({
+    kind: s.kind,
+    name: s.name,
+    outcome: "unmanaged",
+    reason,
+    changes: [],
+  });
+  return [
+    ...settled.unmanaged.map((s) => view(s, s.message ?? "")),
+    ...settled.dropped.map((s) => view(s, `${s.message ?? ""}; the next apply drops its record`)),
+  ];
 }
 
 /**
@@ -177,15 +202,19 @@ export function createReconciler(
   };
 }
 
-/** Lays the records an earlier pass could not save over the loaded state, and tries to save them now. */
-async function restoreUnsaved(run: PassRun, unsaved: ReadonlyMap<string, ResourceRecord | undefined>) {
+/** Lays the records an earlier pass could not save over the loaded state. */
+function restoreUnsaved(run: PassRun, unsaved: ReadonlyMap<string, ResourceRecord | undefined>): void {
   const { pass } = run;
   for (const [id, record] of unsaved) {
     if (record) pass.state.resources[id] = record;
     else delete pass.state.resources[id];
     markChanged(pass, id);
   }
-  rearmAllowances(run);
+}
+
+/** Saves what the pass changed before applying anything (restored, re-armed, renamed, unmanaged). */
+async function saveBeforeApplying(run: PassRun): Promise<void> {
+  const { pass } = run;
   if (pass.dirty.size === 0) return;
   try {
     await run.save();
@@ -219,9 +248,13 @@ async function applyPass(
     log,
     terminal: memory.terminal,
   };
-  await restoreUnsaved(run, memory.unsaved);
+  restoreUnsaved(run, memory.unsaved);
+  rearmAllowances(run);
+  const settled = settle(pass, deps, log);
+  for (const id of settled.changed) markChanged(pass, id);
+  await saveBeforeApplying(run);
 
-  const statuses = invalidStatuses(pass, deps);
+  const statuses = [...invalidStatuses(pass, deps), ...unmanagedStatuses(settled, deps)];
   for (const phase of PHASES) statuses.push(...(await applyPhase(run, phase)));
   await run.save.settled();
   return { result: finishPass(run, statuses, passMetrics), pass };
@@ -258,6 +291,12 @@ function invalidStatuses(pass: Pass, deps: EngineDeps): ResourceStatus[] {
     deps.onResource?.({ status, sent: [] });
   }
   return statuses;
+}
+
+/** The records kept without a manifest: reported, nothing sent. */
+function unmanagedStatuses(settled: SettledRecords, deps: EngineDeps): ResourceStatus[] {
+  for (const status of settled.unmanaged) deps.onResource?.({ status, sent: [] });
+  return settled.unmanaged;
 }
 
 /**
@@ -315,7 +354,10 @@ function finishPass(
     finishedAt: finishedAt.toISOString(),
     statuses,
     manifestErrors: pass.set.problems.length,
-    ok: pass.set.problems.length === 0 && statuses.every((s) => s.status === "Synced"),
+    // A record kept after its manifest was deleted is as the manifests say: nothing to do for it.
+    ok:
+      pass.set.problems.length === 0 &&
+      statuses.every((s) => s.status === "Synced" || s.status === "Unmanaged"),
   };
   passMetrics?.recordPass(result);
   passMetrics?.recordStatuses(result.statuses);

@@ -59,6 +59,8 @@ export type EngineDeps = {
   credentialVersion?: () => string;
   /** The key id driftless authenticates with, for the lock-out guard; read at each pass. */
   managementKeyId?: () => string | undefined;
+  /** How long the record of a deleted manifest is kept (Unmanaged); default 30 days. */
+  unmanagedRetentionMs?: number;
   /** Resources handled at once within a phase; default 4. */
   concurrency?: number;
   /** Called as each resource finishes (progress output). */

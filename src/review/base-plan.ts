@@ -7,7 +7,7 @@ import { resourceId } from "../resources.js";
 import type { ResourceRecord } from "../state/store.js";
 import { type BaseSet, loadBase } from "./git-manifests.js";
 import { planOne, recordOfBase } from "./plan-one.js";
-import { renameCosts, renamesOf } from "./renames.js";
+import { followsRename, renameCosts, renamesOf } from "./renames.js";
 import { BY_REFERENCE, byReference, hasReferences } from "./secret-references.js";
 
 /**
@@ -60,12 +60,14 @@ export async function planAgainstBase(
   const resources: PlanView[] = [];
   for (const m of firstEndpoints(head.manifests)) {
     const id = resourceId(m);
-    const record = records.get(id);
+    const from = renames.byHead.get(id);
+    // The daemon moves the old name's record to a renamed manifest: plan against it, as it will.
+    const record =
+      records.get(id) ?? (from && followsRename(from, m) ? records.get(resourceId(from)) : undefined);
     const plan = planOne({ kind: m.kind, name: m.name, spec: byReference(m), record, context });
     const view = relabelView(viewOf(plan, record?.applied), BY_REFERENCE);
-    const from = renames.byHead.get(id);
     const notes = [
-      ...(from ? renameCosts(from, m, records.get(resourceId(from))) : []),
+      ...(from ? renameCosts(from, m) : []),
       ...(baseInvalid.has(id) && !record
         ? ["its manifest at the base is invalid: planned as if it were new"]
         : []),

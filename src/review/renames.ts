@@ -1,11 +1,12 @@
+import { manifestObject } from "../manifests/api-object.js";
+import { DRIFTLESS_ANNOTATIONS } from "../manifests/fields.js";
 import type { Manifest } from "../manifests/manifest.js";
 import { resourceId } from "../resources.js";
-import type { ResourceRecord } from "../state/store.js";
 
 /**
  * Renames in a `plan --base`: a manifest of DIR with a new `metadata.name` that addresses the same API
- * object as a manifest of the base that is gone. driftless keys its records by name, so a rename is a
- * first contact under the new name: worth saying, with what it costs.
+ * object as a manifest of the base that is gone. The record follows a rename, except an endpoint's when
+ * the manifest names neither its id nor its old name: worth saying either way.
  */
 
 export type Renames = {
@@ -29,19 +30,7 @@ function canonical(value: unknown): string {
 
 /** The API object a manifest addresses; an endpoint (no id before it is created) by its fields. */
 function objectOf(m: Manifest): string {
-  const spec = m.spec as Record<string, unknown>;
-  const ids: Record<string, string[]> = {
-    Organization: ["organizationId"],
-    ApiKey: ["organizationId", "keyId"],
-    DataPipe: ["organizationId", "serviceId", "dataPipeId"],
-    Dashboard: ["dashboardId"],
-    AlertWatch: ["alertId"],
-    BackupWatch: ["organizationId", "serviceId"],
-  };
-  const fields = ids[m.kind];
-  if (fields) return `${m.kind} ${fields.map((f) => String(spec[f]).toLowerCase()).join("/")}`;
-  if (typeof spec.id === "string") return `${m.kind} ${spec.id.toLowerCase()}`;
-  return `${m.kind} ${canonical(spec)}`;
+  return manifestObject(m) ?? `${m.kind} ${canonical(m.spec)}`;
 }
 
 export function renamesOf(base: readonly Manifest[], head: readonly Manifest[]): Renames {
@@ -61,28 +50,24 @@ export function renamesOf(base: readonly Manifest[], head: readonly Manifest[]):
   return renames;
 }
 
-/** What a rename costs, as notes on the renamed resource's plan. */
-export function renameCosts(from: Manifest, to: Manifest, record: ResourceRecord | undefined): string[] {
-  const notes = [
-    `renamed from ${resourceId(from)}: driftless keeps its records by name, so ${resourceId(to)} is a first contact and the old record is no longer used`,
-  ];
-  if (to.kind === "ReversePrivateEndpoint" && typeof (to.spec as { id?: unknown }).id !== "string") {
-    notes.push(
-      "a second endpoint is created, and the old one is kept but no longer managed; to keep the old one, set spec.id to its id instead",
-    );
-  }
-  if (to.kind === "Dashboard") notes.push(tileCost(to));
-  for (const [list, entries] of Object.entries(record?.owned ?? {})) {
-    if (entries.length === 0) continue;
-    notes.push(
-      `${list} of the old manifest (${entries.join(", ")}): any entry driftless added itself under the old name is no longer known as its own, and driftless will never remove it`,
-    );
-  }
-  return notes;
+/** Whether the daemon moves the record of `from` to `to` (see reconcile/records.ts). */
+export function followsRename(from: Manifest, to: Manifest): boolean {
+  return manifestObject(to) !== undefined || to.annotations[DRIFTLESS_ANNOTATIONS.previousName] === from.name;
 }
 
-function tileCost(to: Manifest): string {
-  const tiles = ((to.spec as { tiles?: { key: string; id?: string }[] }).tiles ?? []).filter((t) => !t.id);
-  if (tiles.length === 0) return "tile ids kept: every tile names its id in the manifest";
-  return `tile ids NOT kept: ${tiles.length} tile(s) without an id in the manifest (${tiles.map((t) => t.key).join(", ")}) get new ids, and the alerts watching the old tiles are deleted; set each tile's id to keep them`;
+/**
+ * What a rename costs, as notes on the renamed resource's plan. The daemon moves a record to the new
+ * name when both address the same API object (or the new one names the old in driftless/previous-name),
+ * so only an endpoint whose id the manifest does not name can lose its record.
+ */
+export function renameCosts(from: Manifest, to: Manifest): string[] {
+  if (followsRename(from, to)) {
+    return [
+      `renamed from ${resourceId(from)}: its record (server ids, tile ids, the list entries driftless added) follows it to ${resourceId(to)}`,
+    ];
+  }
+  return [
+    `renamed from ${resourceId(from)}: an endpoint is known by its server id, which this manifest does not name, so ${resourceId(to)} is a first contact`,
+    `a second endpoint is created, and the old one is kept but no longer managed; to keep the old one, add the annotation ${DRIFTLESS_ANNOTATIONS.previousName}: ${from.name} (or set spec.id to its id)`,
+  ];
 }

@@ -24,6 +24,8 @@ const ResourceRecord = z.looseObject({
   intent: z.looseObject({ action: z.literal("create"), startedAt: z.string() }).optional(),
   owned: z.record(z.string(), z.array(z.string())).optional(),
   allowanceUsedAt: z.string().optional(),
+  object: z.string().optional(),
+  unmanagedSince: z.string().optional(),
 });
 
 const SavedState = z.object({

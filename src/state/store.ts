@@ -6,7 +6,10 @@
  * store uses a Secret).
  */
 
-/** What the next pass needs to know of one resource, keyed in State by `Kind/name`. */
+/**
+ * What the next pass needs to know of one resource, keyed in State by `Kind/name`. A renamed manifest
+ * takes over the record of its old name (see reconcile/records.ts).
+ */
 export type ResourceRecord = {
   kind: string;
   name: string;
@@ -29,6 +32,13 @@ export type ResourceRecord = {
   allowanceUsedAt?: string;
   /** Three-way lists: the entries driftless itself added, by list name, so only those are ever removed. */
   owned?: Record<string, string[]>;
+  /**
+   * The API object the record is of (`Dashboard 65f1…`, an endpoint by its server id): a manifest
+   * renamed to a new name finds its record by it. Written by every pass that sees the manifest.
+   */
+  object?: string;
+  /** ISO-8601 time a pass first found the record without a manifest (status Unmanaged). */
+  unmanagedSince?: string;
 };
 
 export type State = {

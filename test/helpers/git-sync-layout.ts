@@ -15,10 +15,14 @@ export type GitSyncLayout = {
 
 let counter = 0;
 
-/** A git-sync root in `root` (root/rev-N worktrees, root/link → the current one), first holding `files`. */
+/**
+ * A git-sync root in `root` (root/rev-N worktrees, root/link → the current one), first holding `files`.
+ * `nameRevision` names each new worktree (git-sync names them by commit sha); default `rev-N-pid`.
+ */
 export async function createGitSyncLayout(
   root: string,
   files: Record<string, string>,
+  nameRevision?: () => string,
 ): Promise<GitSyncLayout> {
   const link = join(root, "link");
   const writeWorktree = async (revision: string, content: Record<string, string>) => {
@@ -29,7 +33,7 @@ export async function createGitSyncLayout(
     }
     await mkdir(join(root, revision), { recursive: true });
   };
-  const nextRevision = () => `rev-${String(++counter).padStart(4, "0")}-${process.pid}`;
+  const nextRevision = nameRevision ?? (() => `rev-${String(++counter).padStart(4, "0")}-${process.pid}`);
 
   const layout: GitSyncLayout = {
     link,

@@ -1,0 +1,147 @@
+import { endpointObject, manifestObject } from "../manifests/api-object.js";
+import { DRIFTLESS_ANNOTATIONS } from "../manifests/fields.js";
+import type { Manifest } from "../manifests/manifest.js";
+import { type ResourceStatus, resourceId } from "../resources.js";
+import type { ResourceRecord } from "../state/store.js";
+import type { Logger } from "../telemetry/logger.js";
+import type { Pass } from "./types.js";
+
+/**
+ * Renames and removals, before a pass applies anything. The state stays keyed by `Kind/name`; a
+ * manifest without a record takes over the record of a manifest that is gone when both address the
+ * same API object (or when it names the old one in `driftless/previous-name`), so a rename keeps tile
+ * ids, owned list entries and an endpoint's id. A record whose manifest is gone is kept, sends nothing,
+ * and shows as Unmanaged until the retention has passed, then it is dropped.
+ */
+
+/** How long the record of a deleted manifest is kept, unless DRIFTLESS_UNMANAGED_RETENTION says. */
+export const DEFAULT_UNMANAGED_RETENTION_MS = 30 * 86_400_000;
+
+export type SettledRecords = {
+  /** The records kept without a manifest, as statuses (Unmanaged). */
+  unmanaged: ResourceStatus[];
+  /** The records dropped because their manifest has been gone longer than the retention. */
+  dropped: ResourceStatus[];
+  /** Ids of the records this changed (to be saved). */
+  changed: string[];
+};
+
+export type SettleOptions = { retentionMs: number; now: Date; log: Logger };
+
+/** Follows renames, keeps each record's API object, and keeps or drops the records without a manifest. */
+export function settleRecords(pass: Pass, options: SettleOptions): SettledRecords {
+  const changed = [...followRenames(pass, options.log), ...stampObjects(pass)];
+  const { unmanaged, dropped, changed: removals } = keepOrDrop(pass, options);
+  return { unmanaged, dropped, changed: [...changed, ...removals] };
+}
+
+/** Whether a record's manifest is in this revision (valid, or invalid: then it is only not applied). */
+const hasManifest = (pass: Pass, id: string): boolean => pass.valid.has(id) || pass.invalid.has(id);
+
+/** Moves the record of a gone manifest to the manifest that renamed it; the ids moved (old and new). */
+function followRenames(pass: Pass, log: Logger): string[] {
+  const { resources } = pass.state;
+  const orphans = new Map<string, string>();
+  for (const [id, record] of Object.entries(resources)) {
+    if (!hasManifest(pass, id) && record.object) orphans.set(record.object, id);
+  }
+  const moved: string[] = [];
+  for (const manifest of pass.set.manifests) {
+    const id = resourceId(manifest);
+    if (resources[id]) continue;
+    const from = previousOf(pass, manifest) ?? orphanOf(orphans, manifest);
+    const record = from ? resources[from] : undefined;
+    if (!from || !record) continue;
+    if (record.object) orphans.delete(record.object);
+    const { unmanagedSince: _back, ...kept } = record;
+    resources[id] = { ...kept, kind: manifest.kind, name: manifest.name };
+    delete resources[from];
+    moved.push(from, id);
+    log.info({ resource: id, from }, "record follows the renamed manifest");
+  }
+  return moved;
+}
+
+/** The id of the record `driftless/previous-name` names, when its manifest is gone. */
+function previousOf(pass: Pass, manifest: Manifest): string | undefined {
+  const previous = manifest.annotations[DRIFTLESS_ANNOTATIONS.previousName];
+  if (!previous) return undefined;
+  const id = resourceId({ kind: manifest.kind, name: previous });
+  return pass.state.resources[id] && !hasManifest(pass, id) ? id : undefined;
+}
+
+function orphanOf(orphans: ReadonlyMap<string, string>, manifest: Manifest): string | undefined {
+  const object = manifestObject(manifest);
+  return object ? orphans.get(object) : undefined;
+}
+
+/** The API object a managed record is of: the manifest's ids, an endpoint's server id. */
+function objectOfRecord(manifest: Manifest, record: ResourceRecord): string | undefined {
+  if (manifest.kind === "ReversePrivateEndpoint" && record.serverId) return endpointObject(record.serverId);
+  return manifestObject(manifest);
+}
+
+/** The record of `manifest` with its API object written and without an Unmanaged mark. */
+export function managedRecord(manifest: Manifest, record: ResourceRecord): ResourceRecord {
+  const object = objectOfRecord(manifest, record);
+  if (record.object === object && record.unmanagedSince === undefined) return record;
+  const { unmanagedSince: _back, object: _old, ...rest } = record;
+  return { ...rest, ...(object ? { object } : {}) };
+}
+
+/** Writes each managed record's API object (records of an older driftless have none), and takes back the Unmanaged mark of a re-added one. */
+function stampObjects(pass: Pass): string[] {
+  const stamped: string[] = [];
+  for (const manifest of pass.set.manifests) {
+    const id = resourceId(manifest);
+    const record = pass.state.resources[id];
+    if (!record) continue;
+    const managed = managedRecord(manifest, record);
+    if (managed === record) continue;
+    pass.state.resources[id] = managed;
+    stamped.push(id);
+  }
+  return stamped;
+}
+
+/** Marks the records without a manifest Unmanaged (from now), and drops those past the retention. */
+function keepOrDrop(pass: Pass, { retentionMs, now, log }: SettleOptions): SettledRecords {
+  const settled: SettledRecords = { unmanaged: [], dropped: [], changed: [] };
+  // A file that could not be read as far as its kind and name may hold any of these manifests: then no
+  // record starts to count as deleted, and none is dropped, until the revision reads whole again.
+  const unsure = pass.set.problems.some((problem) => problem.resource === undefined);
+  for (const [id, record] of Object.entries(pass.state.resources)) {
+    if (hasManifest(pass, id)) continue;
+    if (unsure && record.unmanagedSince === undefined) continue;
+    const since = record.unmanagedSince ?? now.toISOString();
+    if (record.unmanagedSince === undefined) {
+      pass.state.resources[id] = { ...record, unmanagedSince: since };
+      settled.changed.push(id);
+    }
+    const until = new Date(Date.parse(since) + retentionMs);
+    if (!unsure && until.getTime() <= now.getTime()) {
+      delete pass.state.resources[id];
+      settled.changed.push(id);
+      settled.dropped.push(statusOf(record, `dropped: its manifest has been gone since ${since}`));
+      log.info({ resource: id, unmanagedSince: since }, "record dropped: its manifest is gone for good");
+      continue;
+    }
+    settled.unmanaged.push(
+      statusOf(
+        record,
+        `its manifest is gone since ${since}: nothing is sent, and the record is kept until ${until.toISOString()} so that re-adding the manifest loses nothing (driftless forget ${id} drops it now)`,
+      ),
+    );
+  }
+  return settled;
+}
+
+function statusOf(record: ResourceRecord, message: string): ResourceStatus {
+  return {
+    kind: record.kind,
+    name: record.name,
+    status: "Unmanaged",
+    message,
+    ...(record.appliedAt ? { lastAppliedAt: record.appliedAt } : {}),
+  };
+}
