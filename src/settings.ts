@@ -1,7 +1,7 @@
 import { Option } from "commander";
 import { z } from "zod";
+import { Duration } from "./duration.js";
 import { ConfigError } from "./errors.js";
-import { Duration } from "./manifests/kinds/backup-watch.js";
 
 /**
  * Every setting of driftless, described once: its flag, its environment variable (and `_FILE` twin

@@ -1,6 +1,6 @@
 import type { Config } from "../config.js";
+import { parseDuration } from "../duration.js";
 import { escapeJson, escapeLine } from "../escape.js";
-import { parseDuration } from "../manifests/kinds/backup-watch.js";
 import type { Problem } from "../manifests/problem.js";
 import { exitCodeOf, formatView, renderPlan, summarize } from "../plan/render.js";
 import { type PlanView, relabelView } from "../plan/view.js";

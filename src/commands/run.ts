@@ -1,9 +1,9 @@
 import { Registry } from "prom-client";
 import type { Config } from "../config.js";
 import { type DaemonDeps, startDaemon } from "../daemon/daemon.js";
+import { parseDuration } from "../duration.js";
 import { leaderOnlyStore } from "../leader/leader-only-store.js";
 import { type Leadership, soleLeader } from "../leader/leadership.js";
-import { parseDuration } from "../manifests/kinds/backup-watch.js";
 import { loadSettled } from "../manifests/load.js";
 import { createNotifier, type Notifier } from "../notify/notifier.js";
 import { createReconciler } from "../reconcile/engine.js";
