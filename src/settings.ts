@@ -226,6 +226,13 @@ export const SETTINGS = {
     parser: Schedule.default("0 * * * *"),
     help: 'cron expression of passes that also re-send unchanged resources (healing edits made behind git\'s back), or "off"',
   },
+  alertFiringStates: {
+    env: "DRIFTLESS_ALERT_FIRING_STATES",
+    flag: "--alert-firing-states <states>",
+    commands: ["run"],
+    parser: List.default(["ALERT"]),
+    help: "comma-separated alert states (any case) in which driftless_alert_firing is 1",
+  },
   webhookToken: {
     env: "DRIFTLESS_WEBHOOK_TOKEN",
     credential: true,

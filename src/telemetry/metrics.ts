@@ -69,6 +69,12 @@ export function createMetrics(registry: Registry, options: { defaultMetrics?: bo
       labelNames: ["alert", "name", "state"] as const,
       registers,
     }),
+    alertFiring: new Gauge({
+      name: "driftless_alert_firing",
+      help: "1 while a watched alert is in one of the firing states (DRIFTLESS_ALERT_FIRING_STATES), else 0.",
+      labelNames: ["alert", "name"] as const,
+      registers,
+    }),
     backupLastFinished: new Gauge({
       name: "driftless_backup_last_finished_timestamp_seconds",
       help: "Finish time of the newest finished backup.",
