@@ -71,7 +71,10 @@ describe("partial manifests (built CLI)", () => {
     expect(validated.code).toBe(0);
     expect(planned.code).toBe(2);
     const [resource] = JSON.parse(planned.stdout).resources;
-    expect(resource.request).toMatchObject({ method: "PATCH", body: { settings: { engine_max_threads: 8 } } });
+    expect(resource.request).toMatchObject({
+      method: "PATCH",
+      body: { settings: { engine_max_threads: 8 } },
+    });
     expect(Object.keys(resource.request.body)).toEqual(["settings"]);
     expect(applied.code).toBe(0);
     const patches = sim.requests.filter((r) => r.method === "PATCH");
