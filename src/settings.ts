@@ -163,6 +163,13 @@ export const SETTINGS = {
     parser: SecretValue,
     help: "key secret of the management API (required with DRIFTLESS_MANAGEMENT_URL)",
   },
+  managementCredentialsDir: {
+    env: "DRIFTLESS_MANAGEMENT_CREDENTIALS_DIR",
+    flag: "--management-credentials-dir <dir>",
+    commands: PLATFORM,
+    parser: z.string().min(1).optional(),
+    help: "several organizations: a folder with <organizationId>.key-id and <organizationId>.key-secret per organization (unset: the single key for every organization)",
+  },
   observabilityUrl: {
     env: "DRIFTLESS_OBSERVABILITY_URL",
     flag: "--observability-url <url>",

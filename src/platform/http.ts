@@ -71,6 +71,8 @@ export type HttpRequest<T> = {
    * sent still runs to its answer or time-out, and its outcome is returned or thrown as usual.
    */
   signal?: AbortSignal;
+  /** The organization the request acts on (management API), for driftless_organization_requests_total. */
+  organization?: string;
 };
 
 export type HttpResponse<T> = {
@@ -172,6 +174,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       const seconds = (performance.now() - sentAt) / 1000;
       const code = result.kind === "answer" ? String(result.status) : result.timedOut ? "timeout" : "error";
       metrics?.apiRequests.inc({ ...labels, code });
+      if (req.organization) metrics?.organizationRequests.inc({ organization: req.organization, code });
       metrics?.apiRequestDuration.observe(labels, seconds);
 
       // Decide: return, throw, or wait `delayMs` (at least `minDelayMs`) and try again.

@@ -24,7 +24,7 @@ const MAX_ROUNDS = 3;
 export type ResourceRun = {
   deps: EngineDeps;
   pass: Pass;
-  base: Omit<PlanContext, "reassert" | "allowCreate">;
+  base: Omit<PlanContext, "reassert" | "allowCreate" | "managementKeyId">;
   allow: Set<string>;
   options: ApplyOptions;
   save: () => Promise<void>;
@@ -43,6 +43,22 @@ const STATUS_OF: Record<ResourcePlan["outcome"], ResourceStatusName> = {
 /** Marks a record changed in memory, so that the next successful save counts it as saved. */
 export function markChanged(pass: Pass, id: string): void {
   pass.dirty.set(id, (pass.dirty.get(id) ?? 0) + 1);
+}
+
+/** The organization a manifest acts in, for the kinds addressed under one. */
+export function organizationOf(manifest: Manifest): string | undefined {
+  return "organizationId" in manifest.spec ? manifest.spec.organizationId : undefined;
+}
+
+/**
+ * The lock-out guard's key id for `manifest`: the key of its organization. Throws ConfigError when that
+ * organization has no key.
+ */
+export function keyContext(deps: EngineDeps, manifest: Manifest): Pick<PlanContext, "managementKeyId"> {
+  const organizationId = organizationOf(manifest);
+  if (organizationId === undefined || !deps.managementKeyId) return {};
+  const managementKeyId = deps.managementKeyId(organizationId);
+  return managementKeyId ? { managementKeyId } : {};
 }
 
 /** One resource's way through the pipeline: what was sent, the last request id, and how it ends. */
@@ -80,6 +96,7 @@ class Job {
         kind: manifest.kind,
         name: manifest.name,
         status,
+        ...(organizationOf(manifest) ? { organization: organizationOf(manifest) } : {}),
         ...(message ? { message } : {}),
         ...(requestId ? { requestId } : {}),
         ...(appliedAt ? { lastAppliedAt: appliedAt } : {}),
@@ -99,6 +116,13 @@ export async function applyResource(manifest: Manifest, run: ResourceRun): Promi
       `not sent: the answer of its last request is not saved yet (${unsaved}); nothing more is sent for it until the state can be saved`,
     );
   }
+  let key: Pick<PlanContext, "managementKeyId">;
+  try {
+    // Step 0: the key of the resource's organization (none: Failed, and nothing is sent).
+    key = keyContext(run.deps, manifest);
+  } catch (error) {
+    return job.finish("Failed", messageOf(error));
+  }
   let spec: PlanInput["spec"];
   try {
     // Step 1: resolve the secrets (a rotated one is sent again because its hash changed).
@@ -115,6 +139,7 @@ export async function applyResource(manifest: Manifest, run: ResourceRun): Promi
       record: job.record,
       context: {
         ...run.base,
+        ...key,
         reassert: (run.options.reassert ?? false) && round === 1,
         allowCreate: run.allow.has(job.id) && !job.record?.allowanceUsedAt && round === 1,
       },

@@ -50,8 +50,12 @@ export type EngineDeps = {
   logger: Logger;
   /** When given, the pass records its metrics (leave it out when the caller records PassResult itself). */
   metrics?: Metrics;
-  /** The key id driftless authenticates with, for the lock-out guard; read at each pass. */
-  managementKeyId?: () => string | undefined;
+  /**
+   * The key id driftless authenticates with on an organization's behalf, for the lock-out guard; read
+   * per resource. Throws ConfigError when the organization has no key: the resource is Failed and
+   * nothing is sent for it.
+   */
+  managementKeyId?: (organizationId: string) => string | undefined;
   /** Resources handled at once within a phase; default 4. */
   concurrency?: number;
   /** Called as each resource finishes (progress output). */

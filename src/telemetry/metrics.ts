@@ -43,6 +43,12 @@ export function createMetrics(registry: Registry, options: { defaultMetrics?: bo
       labelNames: ["api", "method", "route", "code"] as const,
       registers,
     }),
+    organizationRequests: new Counter({
+      name: "driftless_organization_requests_total",
+      help: "Requests sent to the management API, by the organization they act on and answer code.",
+      labelNames: ["organization", "code"] as const,
+      registers,
+    }),
     apiRequestDuration: new Histogram({
       name: "driftless_api_request_duration_seconds",
       help: "Time from sending a request to its answer.",
