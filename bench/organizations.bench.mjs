@@ -3,8 +3,8 @@
 // organizations, against the simulator's default limits (10 requests per 10 s per key), printed beside
 // the single-key bound. driftless's budget grants a key `requests` at once, then `requests` per window,
 // so N requests on one key take at least floor((N - 1) / requests) windows; the platform limits each
-// key, so with K keys each key carries N / K. Targets: the K-key bound plus the run's
-// start-up), throughput growing with K, no 429.
+// key, so with K keys each key carries N / K. Targets: the K-key bound plus the run's start-up
+// (under a second), throughput growing with K, no 429.
 // BENCH_QUICK=1 runs with 36 changed resources instead of 72 (the full run takes about 2 min).
 import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";

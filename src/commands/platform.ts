@@ -48,13 +48,15 @@ export type PlatformDeps = {
 };
 
 /**
- * The key id of `config` per organization, or the built-in simulator's when no management URL is
- * configured (plan reads it for the lock-out guard without starting anything).
+ * The key id of `config` per organization, for the lock-out guard of `plan`, which starts no client:
+ * the built-in simulator's when no management URL is configured; the single key's (undefined when
+ * unset, as plan needs no credential) without DRIFTLESS_MANAGEMENT_CREDENTIALS_DIR; else the key of
+ * the organization, throwing ConfigError when it has none (plan shows the resource refused).
  */
-export function managementKeyIdOf(config: Config): (organizationId: string) => string {
-  const keys = config.managementUrl
-    ? managementKeys(config)
-    : managementKeys(config, { id: defaultIds.managementKeyId, secret: "" });
+export function managementKeyIdOf(config: Config): (organizationId: string) => string | undefined {
+  if (!config.managementUrl) return () => defaultIds.managementKeyId;
+  if (!config.managementCredentialsDir) return () => readCredential(config.managementKeyId);
+  const keys = managementKeys(config);
   return (organizationId) => keys.of(organizationId).id();
 }
 
