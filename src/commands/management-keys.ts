@@ -28,6 +28,8 @@ export type ManagementKey = {
 };
 
 export interface ManagementKeys {
+  /** True when organizations may have keys of their own (the folder is set); false: one key for all. */
+  perOrganization: boolean;
   /** The key of `organizationId`. Throws ConfigError naming what to add when it has none. */
   of(organizationId: string): ManagementKey;
   /** Throws ConfigError when the configured credentials cannot serve anything (checked at start). */
@@ -45,12 +47,13 @@ export function managementKeys(config: Config, fixed?: FixedKey): ManagementKeys
       id: () => fixed.id,
       authorization: () => basicAuthorization(fixed.id, fixed.secret),
     };
-    return { of: () => key, check: () => {} };
+    return { perOrganization: false, of: () => key, check: () => {} };
   }
   const single = singleKey(config);
   const dir = config.managementCredentialsDir;
   if (!dir) {
     return {
+      perOrganization: false,
       of: () => single ?? missingSingle(),
       check: () => {
         single?.authorization();
@@ -59,6 +62,7 @@ export function managementKeys(config: Config, fixed?: FixedKey): ManagementKeys
     };
   }
   return {
+    perOrganization: true,
     of: (organizationId) => fileKey(dir, organizationId) ?? single ?? missingFor(dir, organizationId),
     check: () => {
       single?.authorization();

@@ -87,7 +87,8 @@ export async function createPlatform(config: Config, deps: PlatformDeps): Promis
     deps,
   );
   const platformClient = createPlatformClient({
-    management: management.of,
+    // One key for every organization: one client, whose requests and metrics are a single key's.
+    management: keys.perOrganization ? management.of : management.of(""),
     observability: observabilityHttp,
   });
   return {

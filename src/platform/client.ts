@@ -60,9 +60,12 @@ export function createPlatformClient(http: Readonly<PlatformHttp>): PlatformClie
     options: CallOptions = {},
   ): Promise<Answer<Answers[N]>> {
     const route = ROUTES[name];
-    // Every management route is under /v1/organizations/{organizationId}.
+    // Every management route is under /v1/organizations/{organizationId}; with a client per
+    // organization, its requests are also counted per organization.
     const organization =
-      route.api === "management" ? (params as Record<string, string>).organizationId : undefined;
+      route.api === "management" && typeof http.management === "function"
+        ? (params as Record<string, string>).organizationId
+        : undefined;
     const client = clientOf(http, route.api, organization);
     const answer = await client.request({
       method: route.method,
