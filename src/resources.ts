@@ -36,6 +36,8 @@ export type ResourceStatus = {
   kind: string;
   name: string;
   status: ResourceStatusName;
+  /** The organization the resource belongs to (its spec's organizationId), for the kinds that have one. */
+  organization?: string;
   /** Why it is not Synced: the platform's message, a validation problem, what to do. */
   message?: string;
   /** The platform's request id of the failing (or last) request, when there was one. */

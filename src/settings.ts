@@ -166,6 +166,13 @@ export const SETTINGS = {
     parser: SecretValue,
     help: "key secret of the management API (required with DRIFTLESS_MANAGEMENT_URL)",
   },
+  managementCredentialsDir: {
+    env: "DRIFTLESS_MANAGEMENT_CREDENTIALS_DIR",
+    flag: "--management-credentials-dir <dir>",
+    commands: PLATFORM,
+    parser: z.string().min(1).optional(),
+    help: "several organizations: a folder with <organizationId>.key-id and <organizationId>.key-secret per organization (unset: the single key for every organization)",
+  },
   observabilityUrl: {
     env: "DRIFTLESS_OBSERVABILITY_URL",
     flag: "--observability-url <url>",
@@ -235,6 +242,13 @@ export const SETTINGS = {
     commands: ["run"],
     parser: Schedule.default("0 * * * *"),
     help: 'cron expression of passes that also re-send unchanged resources (healing edits made behind git\'s back), or "off"',
+  },
+  alertFiringStates: {
+    env: "DRIFTLESS_ALERT_FIRING_STATES",
+    flag: "--alert-firing-states <states>",
+    commands: ["run"],
+    parser: List.default(["ALERT"]),
+    help: "comma-separated alert states (any case) in which driftless_alert_firing is 1",
   },
   webhookToken: {
     env: "DRIFTLESS_WEBHOOK_TOKEN",

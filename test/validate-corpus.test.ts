@@ -104,8 +104,7 @@ const expected: Record<string, string[]> = {
     "pipe.yaml:14:19  DataPipe/customers  spec.source.postgres.credentials.password: must be either {fromEnv: NAME} or {fromFile: PATH}, not both and nothing else",
   ],
   "source-kinds": [
-    "pipes.yaml:11:5  DataPipe/no-source  spec.source: needs exactly one of kafka, objectStorage, kinesis, postgres",
-    "pipes.yaml:23:5  DataPipe/two-sources  spec.source: needs exactly one of kafka, objectStorage, kinesis, postgres, not kinesis and postgres",
+    "pipes.yaml:11:5  DataPipe/two-sources  spec.source: names at most one of kafka, objectStorage, kinesis, postgres (the pipe's own), not kinesis and postgres",
   ],
   "unknown-dashboard-or-tile": [
     "watches.yaml:7:14  AlertWatch/lag  spec.dashboard: no Dashboard named overveiw",

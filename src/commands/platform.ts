@@ -3,9 +3,8 @@ import { join } from "node:path";
 import { type Config, cleartextUrls, readCredential } from "../config.js";
 import { ConfigError } from "../errors.js";
 import { createBudget, MANAGEMENT_BUDGET, OBSERVABILITY_BUDGET } from "../platform/budget.js";
-import { createPlatformClient, type PlatformClient } from "../platform/client.js";
+import { createPlatformClient, type ManagementClients, type PlatformClient } from "../platform/client.js";
 import { createHttpClient, type HttpClient, type HttpClientOptions } from "../platform/http.js";
-import { basicAuthorization } from "../platform/management.js";
 import { bearerAuthorization } from "../platform/observability.js";
 import { createSender, type Sender } from "../reconcile/send.js";
 import { SETTINGS } from "../settings.js";
@@ -15,6 +14,7 @@ import { createFileStore } from "../state/file-store.js";
 import type { StateStore } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
+import { type ManagementKeys, managementKeys } from "./management-keys.js";
 
 /**
  * Builds what talks to the outside from a Config: the API clients (one rate budget per credential,
@@ -24,12 +24,15 @@ import type { Metrics } from "../telemetry/metrics.js";
 export type Platform = {
   /** Calls any route of the platform's two APIs. */
   client: PlatformClient;
-  /** A fingerprint of the credentials in use, which changes when one is rotated. */
-  credentialVersion: () => string;
+  /** A fingerprint of the credentials an organization's requests use, which changes when one is rotated. */
+  credentialVersion: (organizationId?: string) => string;
   /** Sends planned requests through the client. */
   send: Sender;
-  /** The key id driftless authenticates with (read again at each call: the file may be rotated). */
-  managementKeyId: () => string | undefined;
+  /**
+   * The key id driftless authenticates with on `organizationId`'s behalf (read again at each call: the
+   * file may be rotated). Throws ConfigError when that organization has no key.
+   */
+  managementKeyId: (organizationId: string) => string;
   /** Set when the built-in simulator stands in for the platform. */
   simulator?: Simulator;
   /** Closes the clients' pools and the built-in simulator. */
@@ -63,10 +66,17 @@ export function secretKeyOf(config: Config): { secretKey?: () => string } {
   };
 }
 
-/** The key id of `config`, or of the built-in simulator when no management URL is configured. */
-export function managementKeyIdOf(config: Config): () => string | undefined {
+/**
+ * The key id of `config` per organization, for the lock-out guard of `plan`, which starts no client:
+ * the built-in simulator's when no management URL is configured; the single key's (undefined when
+ * unset, as plan needs no credential) without DRIFTLESS_MANAGEMENT_CREDENTIALS_DIR; else the key of
+ * the organization, throwing ConfigError when it has none (plan shows the resource refused).
+ */
+export function managementKeyIdOf(config: Config): (organizationId: string) => string | undefined {
   if (!config.managementUrl) return () => defaultIds.managementKeyId;
-  return () => readCredential(config.managementKeyId);
+  if (!config.managementCredentialsDir) return () => readCredential(config.managementKeyId);
+  const keys = managementKeys(config);
+  return (organizationId) => keys.of(organizationId).id();
 }
 
 /**
@@ -79,39 +89,43 @@ export async function createPlatform(config: Config, deps: PlatformDeps): Promis
   const simulator =
     config.managementUrl && config.observabilityUrl ? undefined : await startBuiltInSimulator(config, deps);
   warnOfCleartext(config, deps);
-  const auth = authorizations(config, simulator);
+  const sim = simulator?.credentials;
+  const keys = config.managementUrl
+    ? managementKeys(config)
+    : managementKeys(config, { id: sim?.managementKeyId ?? "", secret: sim?.managementKeySecret ?? "" });
+  const observabilityAuth = observabilityAuthorization(config, simulator);
   // Fail at start rather than on the first request of a pass.
-  auth.management();
-  auth.observability();
+  keys.check();
+  observabilityAuth();
 
-  const managementHttp = httpClient(
-    "management",
-    config.managementUrl ?? simulator?.managementUrl ?? "",
-    auth.management,
-    { ...deps, maxServerWaitMs: config.maxServerWaitSeconds * 1000 },
-  );
+  const maxServerWaitMs = config.maxServerWaitSeconds * 1000;
+  const management = managementClients(config.managementUrl ?? simulator?.managementUrl ?? "", keys, {
+    ...deps,
+    maxServerWaitMs,
+  });
   const observabilityHttp = httpClient(
     "observability",
     config.observabilityUrl ?? simulator?.observabilityUrl ?? "",
-    auth.observability,
-    { ...deps, maxServerWaitMs: config.maxServerWaitSeconds * 1000 },
+    observabilityAuth,
+    { ...deps, maxServerWaitMs },
   );
   const platformClient = createPlatformClient({
-    management: managementHttp,
+    // One key for every organization: one client, whose requests and metrics are a single key's.
+    management: keys.perOrganization ? management.of : management.of(""),
     observability: observabilityHttp,
   });
   return {
     client: platformClient,
     send: createSender(platformClient),
     // A hash, never the credentials: it only tells that they changed (a rotated key file).
-    credentialVersion: () =>
-      createHash("sha256").update(`${auth.management()}\n${auth.observability()}`).digest("hex"),
-    managementKeyId: config.managementUrl
-      ? () => readCredential(config.managementKeyId)
-      : () => simulator?.credentials.managementKeyId,
+    credentialVersion: (organizationId) =>
+      createHash("sha256")
+        .update(`${keys.of(organizationId ?? "").authorization()}\n${observabilityAuth()}`)
+        .digest("hex"),
+    managementKeyId: (organizationId) => keys.of(organizationId).id(),
     ...(simulator ? { simulator } : {}),
     async close() {
-      await Promise.all([managementHttp.close(), observabilityHttp.close()]);
+      await Promise.all([management.close(), observabilityHttp.close()]);
       await simulator?.close();
     },
   };
@@ -150,36 +164,45 @@ function warnOfCleartext(config: Config, deps: PlatformDeps): void {
   }
 }
 
-/** The Authorization header of each API, read from the credentials at every call (files rotate). */
-function authorizations(
-  config: Config,
-  simulator: Simulator | undefined,
-): { management: () => string; observability: () => string } {
-  const sim = simulator?.credentials;
+/** The observability API's Authorization header, read from the credential at every call (files rotate). */
+function observabilityAuthorization(config: Config, simulator: Simulator | undefined): () => string {
+  if (!config.observabilityUrl) {
+    return () => bearerAuthorization(simulator?.credentials.observabilityToken ?? "");
+  }
+  return () => {
+    const token = readCredential(config.observabilityToken);
+    if (!token) {
+      throw new ConfigError(
+        `${SETTINGS.observabilityToken.env} (or ${SETTINGS.observabilityToken.env}_FILE) is required with ${SETTINGS.observabilityUrl.env}`,
+      );
+    }
+    return bearerAuthorization(token);
+  };
+}
+
+/**
+ * One management HTTP client per key, made on first use: each key has its own rate budget, since the
+ * platform limits each key. Organizations without a key file of their own share the single key's.
+ */
+function managementClients(
+  baseUrl: string,
+  keys: ManagementKeys,
+  deps: PlatformDeps & { maxServerWaitMs: number },
+): { of: ManagementClients; close(): Promise<void> } {
+  const clients = new Map<string, HttpClient>();
   return {
-    management: config.managementUrl
-      ? () => {
-          const id = readCredential(config.managementKeyId);
-          const secret = readCredential(config.managementKeySecret);
-          if (!id || !secret) {
-            throw new ConfigError(
-              `${SETTINGS.managementKeyId.env} and ${SETTINGS.managementKeySecret.env} (or their _FILE twins) are required with ${SETTINGS.managementUrl.env}`,
-            );
-          }
-          return basicAuthorization(id, secret);
-        }
-      : () => basicAuthorization(sim?.managementKeyId ?? "", sim?.managementKeySecret ?? ""),
-    observability: config.observabilityUrl
-      ? () => {
-          const token = readCredential(config.observabilityToken);
-          if (!token) {
-            throw new ConfigError(
-              `${SETTINGS.observabilityToken.env} (or ${SETTINGS.observabilityToken.env}_FILE) is required with ${SETTINGS.observabilityUrl.env}`,
-            );
-          }
-          return bearerAuthorization(token);
-        }
-      : () => bearerAuthorization(sim?.observabilityToken ?? ""),
+    of(organizationId) {
+      const key = keys.of(organizationId);
+      let client = clients.get(key.source);
+      if (!client) {
+        client = httpClient("management", baseUrl, key.authorization, deps);
+        clients.set(key.source, client);
+      }
+      return client;
+    },
+    close: async () => {
+      await Promise.all([...clients.values()].map((client) => client.close()));
+    },
   };
 }
 

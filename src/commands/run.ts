@@ -107,6 +107,7 @@ function daemonDeps(
       reconcileSchedule: config.reconcileSchedule,
       pollSchedule: config.pollSchedule,
       reassertSchedule: config.reassertSchedule,
+      alertFiringStates: config.alertFiringStates,
       ...(config.webhookToken ? { webhookToken: config.webhookToken } : {}),
       ...(config.statusToken ? { statusToken: config.statusToken } : {}),
     },

@@ -28,7 +28,12 @@ export async function pollBackups(
   deps: BackupPollDeps,
 ): Promise<BackupPoll> {
   const now = deps.now?.() ?? Date.now();
-  const base = { kind: watch.kind, name: watch.name, polledAt: new Date(now).toISOString() };
+  const base = {
+    kind: watch.kind,
+    name: watch.name,
+    organization: watch.spec.organizationId,
+    polledAt: new Date(now).toISOString(),
+  };
   const { organizationId, serviceId, maxAge } = watch.spec;
   let backups: Backup[];
   let requestId: string | undefined;

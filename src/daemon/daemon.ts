@@ -33,6 +33,8 @@ export type DaemonSettings = {
   settleMs?: number;
   /** Time-outs and caps of the HTTP server; unset: its defaults. */
   httpLimits?: Partial<HttpServerLimits>;
+  /** Alert states in which driftless_alert_firing is 1 (any case); unset: the setting's default. */
+  alertFiringStates?: readonly string[];
 };
 
 export type DaemonDeps = {
@@ -132,7 +134,8 @@ type Polls = {
 
 function createPolls(deps: DaemonDeps, { board, passMetrics }: Parts): Polls {
   const { leadership, logger } = deps;
-  const poller = new Poller({ ...deps });
+  const { alertFiringStates } = deps.settings;
+  const poller = new Poller({ ...deps, ...(alertFiringStates ? { firingStates: alertFiringStates } : {}) });
   const aborted = new AbortController();
   let firstOfTerm = true;
   let polling: Promise<void> | undefined;

@@ -2,6 +2,7 @@ import type { Manifest, ManifestOf } from "../manifests/manifest.js";
 import { mapLimited } from "../map-limited.js";
 import type { PlatformClient } from "../platform/client.js";
 import { resourceId } from "../resources.js";
+import { defaultOf, SETTINGS } from "../settings.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { pollAlert } from "./alert-poll.js";
@@ -17,12 +18,18 @@ export type PollerDeps = {
   now?: () => number;
   /** Polls in flight at once; the rate budget still decides when each is sent. Default 4. */
   concurrency?: number;
+  /**
+   * The alert states in which `driftless_alert_firing` is 1, compared without regard to case; default
+   * the one of DRIFTLESS_ALERT_FIRING_STATES.
+   */
+  firingStates?: readonly string[];
 };
 
 /**
  * Polls every AlertWatch and BackupWatch and keeps their metric series equal to what was found: one
- * `driftless_alert_state` series per alert (its current state; the old state's series is removed), the
- * backup gauges per service, and no series at all for a watch that left the manifests.
+ * `driftless_alert_state` series per alert (its current state; the old state's series is removed) and
+ * its `driftless_alert_firing`, the backup gauges per service, and no series at all for a watch that
+ * left the manifests.
  */
 export class Poller {
   /** Alert series by watch name: the labels set last time, to remove them when they change. */
@@ -30,7 +37,13 @@ export class Poller {
   /** Backup series keys (`organization/service`) set last time. */
   private backupSeries = new Map<string, { organization: string; service: string }>();
 
-  constructor(private readonly deps: PollerDeps) {}
+  /** The firing states, lower-cased. */
+  private readonly firing: ReadonlySet<string>;
+
+  constructor(private readonly deps: PollerDeps) {
+    const states = deps.firingStates ?? (defaultOf(SETTINGS.alertFiringStates) as string[]);
+    this.firing = new Set(states.map((state) => state.toLowerCase()));
+  }
 
   /** One round over the watches of `manifests`; returns their statuses. Never throws for a failed call. */
   async poll(manifests: readonly Manifest[], signal?: AbortSignal): Promise<WatchStatus[]> {
@@ -115,19 +128,27 @@ export class Poller {
     if (previous && (previous.state !== state || previous.alert !== alert)) {
       this.deps.metrics.alertState.remove(previous);
     }
+    if (previous && previous.alert !== alert) this.deps.metrics.alertFiring.remove(seriesOf(previous));
     const labels = { alert, name, state };
     this.alertSeries.set(name, labels);
     this.deps.metrics.alertState.set(labels, 1);
+    this.deps.metrics.alertFiring.set({ alert, name }, this.firing.has(state.toLowerCase()) ? 1 : 0);
   }
 
   private removeAlert(name: string): void {
     const previous = this.alertSeries.get(name);
-    if (previous) this.deps.metrics.alertState.remove(previous);
+    if (previous) {
+      this.deps.metrics.alertState.remove(previous);
+      this.deps.metrics.alertFiring.remove(seriesOf(previous));
+    }
     this.alertSeries.delete(name);
   }
 }
 
 type Labels = { organization: string; service: string };
+
+/** The labels of an alert's firing series (its state series without the state). */
+const seriesOf = ({ alert, name }: { alert: string; name: string }) => ({ alert, name });
 
 function setOrRemove(
   gauge: { set(labels: Labels, value: number): void; remove(labels: Labels): void },

@@ -14,6 +14,8 @@ export type StatusEntry = {
   kind: string;
   name: string;
   status: string;
+  /** The organization of the management kinds; absent for dashboards and alert watches. */
+  organization?: string;
   lastError: string | null;
   requestId: string | null;
   lastAppliedAt: string | null;
@@ -112,6 +114,7 @@ function entryOf(status: ResourceStatus | WatchStatus): StatusEntry {
     kind: status.kind,
     name: status.name,
     status: status.status,
+    ...(status.organization ? { organization: status.organization } : {}),
     lastError: status.status === "Synced" ? null : (status.message ?? null),
     requestId: status.requestId ?? null,
     lastAppliedAt: status.lastAppliedAt ?? null,

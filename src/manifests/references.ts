@@ -90,7 +90,7 @@ function pipeEndpoints(
   endpoints: ReadonlyMap<string, ManifestOf<"ReversePrivateEndpoint">>,
   check: Check,
 ): void {
-  const names = m.spec.source.kafka?.reversePrivateEndpoints ?? [];
+  const names = m.spec.source?.kafka?.reversePrivateEndpoints ?? [];
   names.forEach((name, index) => {
     const path = ["spec", "source", "kafka", "reversePrivateEndpoints", index];
     const endpoint = endpoints.get(name);

@@ -1,7 +1,7 @@
 import { type TableMapping, tableMappingKey } from "../manifests/kinds/data-pipe.js";
 import type { UpdateDataPipeBody } from "../platform/management.js";
 import type { ResourceRecord } from "../state/store.js";
-import { diffPatch, patchPlan } from "./patch.js";
+import { diffPatch, patchPlan, resendName } from "./patch.js";
 import { appliedRecord } from "./record.js";
 import { liveAfter, ownedAfter, threeWay } from "./three-way.js";
 import type { KindPlanner, PlanContext, ResourcePlan, SpecOf } from "./types.js";
@@ -37,9 +37,11 @@ type Fields =
  * table mappings set apart (they are sent as sets, not as a field).
  */
 function requestFields(spec: SpecOf<"DataPipe">, context: PlanContext): Fields {
+  const fields: UpdateDataPipeBody = omit(spec, ["organizationId", "serviceId", "dataPipeId", "source"]);
+  if (!spec.source) return { fields };
   const { kafka, postgres, ...others } = spec.source;
   const source: NonNullable<UpdateDataPipeBody["source"]> = { ...others };
-  const fields = { ...omit(spec, ["organizationId", "serviceId", "dataPipeId"]), source };
+  fields.source = source;
   if (kafka) {
     const { reversePrivateEndpoints: names, ...kafkaFields } = kafka;
     source.kafka = kafkaFields;
@@ -96,7 +98,7 @@ export const dataPipePlanner: KindPlanner<"DataPipe"> = {
     if (request.mappings && !live) {
       // First contact: learn the live mappings before computing sets, so nothing already there is claimed.
       followUp = `learns the live ${LIST}; tableMappingsToAdd/ToRemove follow in a second request`;
-      if (Object.keys(body).length === 0) body.name = spec.name;
+      resendName(body, spec.name);
     } else if (request.mappings && live) {
       const owned = record?.owned?.[LIST] ?? [];
       const sets = threeWay(request.mappings, live, owned, tableMappingKey, `source.postgres.${LIST}`);

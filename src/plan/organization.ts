@@ -1,6 +1,6 @@
 import type { PrivateEndpointEntry, UpdateOrganizationBody } from "../platform/management.js";
 import type { ResourceRecord } from "../state/store.js";
-import { diffPatch, patchPlan } from "./patch.js";
+import { diffPatch, patchPlan, resendName } from "./patch.js";
 import { appliedRecord } from "./record.js";
 import { liveAfter, ownedAfter, threeWay } from "./three-way.js";
 import type { KindPlanner, SpecOf } from "./types.js";
@@ -45,7 +45,7 @@ export const organizationPlanner: KindPlanner<"Organization"> = {
     if (desired && !live) {
       // First contact: learn the live list before computing sets, so nothing already there is claimed.
       followUp = `learns the live ${LIST} list; the add/remove sets follow in a second request`;
-      if (Object.keys(body).length === 0) body.name = spec.name;
+      resendName(body, spec.name);
     } else if (desired && live) {
       const owned = record?.owned?.[LIST] ?? [];
       const sets = threeWay(desired, live, owned, keyOf, LIST);

@@ -74,7 +74,7 @@ function describe(want: unknown, had: unknown, path: string, atomic: boolean): C
 
 /**
  * The plan of a management PATCH: `none` (in sync) when its body is empty, else `send`. `followUp`
- * says the request first learns a live list (first contact).
+ * says the request first learns a live list (first contact): it is sent even with an empty body.
  */
 export function patchPlan(
   resource: { kind: Kind; name: string },
@@ -83,7 +83,7 @@ export function patchPlan(
   followUp?: string,
 ): ResourcePlan {
   const { kind, name } = resource;
-  if (Object.keys(request.body ?? {}).length === 0) {
+  if (Object.keys(request.body ?? {}).length === 0 && !followUp) {
     return { kind, name, outcome: "none", reason: "in sync", changes };
   }
   return {
@@ -95,4 +95,13 @@ export function patchPlan(
     changes,
     ...(followUp ? { followUp } : {}),
   };
+}
+
+/**
+ * The body of a first-contact PATCH that has nothing else to send: the manifest's `name` again when
+ * it states one (a field the platform surely takes), else nothing: an empty PATCH, which changes
+ * nothing and still answers with the live lists (docs/platform-apis.md#first-contact).
+ */
+export function resendName(body: { name?: string }, name: string | undefined): void {
+  if (Object.keys(body).length === 0 && name !== undefined) body.name = name;
 }

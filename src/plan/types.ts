@@ -74,7 +74,7 @@ export type PlanContext = {
   reassert: boolean;
   /** For the lock-out guard: when "now" is. */
   now: Date;
-  /** The key id driftless authenticates with on the management API, when known. */
+  /** The key id driftless authenticates with on the resource's organization, when known. */
   managementKeyId?: string;
   /** A ReversePrivateEndpoint by manifest name. */
   endpoint(name: string): EndpointRef;

@@ -41,8 +41,21 @@ function envelope<T>(api: Api, schema: z.ZodType<T>): z.ZodType<Answer<T>> {
     .transform(({ result, requestId }) => ({ result, requestId }));
 }
 
-/** The client over one HTTP client per API (each with its own credential and rate budget). */
-export function createPlatformClient(http: Readonly<Record<Api, HttpClient>>): PlatformClient {
+/**
+ * The HTTP client of the management API for an organization: each key acts on its own organization
+ * only, so each organization's requests go with its key (and that key's rate budget). Throws
+ * ConfigError when the organization has no key; nothing is sent then.
+ */
+export type ManagementClients = (organizationId: string) => HttpClient;
+
+export type PlatformHttp = {
+  /** One client for every organization (a single key), or the client of each organization. */
+  management: HttpClient | ManagementClients;
+  observability: HttpClient;
+};
+
+/** The client over the HTTP clients of each API (each with its own credential and rate budget). */
+export function createPlatformClient(http: Readonly<PlatformHttp>): PlatformClient {
   async function call<N extends RouteName>(
     name: N,
     params: Params[N],
@@ -50,7 +63,14 @@ export function createPlatformClient(http: Readonly<Record<Api, HttpClient>>): P
     options: CallOptions = {},
   ): Promise<Answer<Answers[N]>> {
     const route = ROUTES[name];
-    const answer = await http[route.api].request({
+    // Every management route is under /v1/organizations/{organizationId}; with a client per
+    // organization, its requests are also counted per organization.
+    const organization =
+      route.api === "management" && typeof http.management === "function"
+        ? (params as Record<string, string>).organizationId
+        : undefined;
+    const client = clientOf(http, route.api, organization);
+    const answer = await client.request({
       method: route.method,
       route: route.template,
       params,
@@ -59,10 +79,17 @@ export function createPlatformClient(http: Readonly<Record<Api, HttpClient>>): P
       priority: options.priority ?? (route.method === "GET" ? "poll" : "change"),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.redact ? { redact: options.redact } : {}),
+      ...(organization ? { organization } : {}),
     });
     // The management envelope carries the request id; the x-request-id header does on either API.
     const requestId = answer.data.requestId ?? answer.requestId;
     return { result: answer.data.result, ...(requestId ? { requestId } : {}) };
   }
   return { call };
+}
+
+function clientOf(http: Readonly<PlatformHttp>, api: Api, organization: string | undefined): HttpClient {
+  if (api === "observability") return http.observability;
+  const { management } = http;
+  return typeof management === "function" ? management(organization ?? "") : management;
 }

@@ -87,6 +87,8 @@ export type HttpRequest<T> = {
    * of the platform's text, since a platform may echo a request's body in its error answer.
    */
   redact?: readonly string[];
+  /** The organization the request acts on (management API), for driftless_organization_requests_total. */
+  organization?: string;
 };
 
 export interface HttpClient {
@@ -151,6 +153,7 @@ async function request<T>(client: Client, req: HttpRequest<T>): Promise<HttpResp
     route,
     path: client.prefix + expandTemplate(route, req.params ?? {}),
     body: req.body === undefined ? undefined : JSON.stringify(req.body),
+    ...(req.organization ? { organization: req.organization } : {}),
   };
   const log = client.logger.child({ api: client.api, method, route });
   const context = requestContext(client, req);
@@ -194,7 +197,13 @@ function requestContext<T>(client: Client, req: HttpRequest<T>): RequestContext<
 type RequestContext<T> = Omit<AttemptContext<T>, "number" | "now" | "elapsedMs" | "jitter" | "aborted">;
 
 /** One request as it goes on the wire. */
-type Call = { method: HttpMethod; route: string; path: string; body: string | undefined };
+type Call = {
+  method: HttpMethod;
+  route: string;
+  path: string;
+  body: string | undefined;
+  organization?: string;
+};
 
 /** Waits for the budget, sends one attempt, releases the budget, and counts the attempt. */
 async function budgeted(client: Client, call: Call, priority: Priority, signal?: AbortSignal) {
@@ -207,6 +216,8 @@ async function budgeted(client: Client, call: Call, priority: Priority, signal?:
   const attempt = await client.send(method, call.path, call.body).finally(release);
   const durationMs = performance.now() - sentAt;
   metrics?.apiRequests.inc({ api, method, route, code: codeOf(attempt) });
+  if (call.organization)
+    metrics?.organizationRequests.inc({ organization: call.organization, code: codeOf(attempt) });
   metrics?.apiRequestDuration.observe({ api, method, route }, durationMs / 1000);
   return { attempt, durationMs };
 }

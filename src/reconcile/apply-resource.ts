@@ -34,7 +34,7 @@ export type ResourceRun = {
   terminal: TerminalFailures;
   deps: EngineDeps;
   pass: Pass;
-  base: Omit<PlanContext, "reassert" | "allowCreate">;
+  base: Omit<PlanContext, "reassert" | "allowCreate" | "managementKeyId">;
   allow: Set<string>;
   options: ApplyOptions;
   save: () => Promise<void>;
@@ -50,6 +50,16 @@ const STATUS_OF: Record<ResourcePlan["outcome"], ResourceStatusName> = {
   unknown: "Unknown",
 };
 
+/** The fingerprint of the credentials `request` goes with ("" when unknown: a missing key fails elsewhere). */
+function credentialsOf(deps: EngineDeps, request: PlannedRequest): string {
+  const organizationId = "organizationId" in request.params ? request.params.organizationId : undefined;
+  try {
+    return deps.credentialVersion?.(organizationId) ?? "";
+  } catch {
+    return "";
+  }
+}
+
 /** What a request depends on: its route, parameters and body (secrets as hashes) and the credentials. */
 function fingerprintOf(request: PlannedRequest, credentials: string): string {
   const sent = JSON.stringify([request.route, request.params, stored(request.body), credentials]);
@@ -59,6 +69,22 @@ function fingerprintOf(request: PlannedRequest, credentials: string): string {
 /** Marks a record changed in memory, so that the next successful save counts it as saved. */
 export function markChanged(pass: Pass, id: string): void {
   pass.dirty.set(id, (pass.dirty.get(id) ?? 0) + 1);
+}
+
+/** The organization a manifest acts in, for the kinds addressed under one. */
+export function organizationOf(manifest: Manifest): string | undefined {
+  return "organizationId" in manifest.spec ? manifest.spec.organizationId : undefined;
+}
+
+/**
+ * The lock-out guard's key id for `manifest`: the key of its organization. Throws ConfigError when that
+ * organization has no key.
+ */
+export function keyContext(deps: EngineDeps, manifest: Manifest): Pick<PlanContext, "managementKeyId"> {
+  const organizationId = organizationOf(manifest);
+  if (organizationId === undefined || !deps.managementKeyId) return {};
+  const managementKeyId = deps.managementKeyId(organizationId);
+  return managementKeyId ? { managementKeyId } : {};
 }
 
 /** One resource's way through the pipeline: what was sent, the last request id, and how it ends. */
@@ -97,6 +123,7 @@ class Job {
         kind: manifest.kind,
         name: manifest.name,
         status,
+        ...(organizationOf(manifest) ? { organization: organizationOf(manifest) } : {}),
         ...(message ? { message } : {}),
         ...(requestId ? { requestId } : {}),
         ...(appliedAt ? { lastAppliedAt: appliedAt } : {}),
@@ -117,6 +144,13 @@ export async function applyResource(manifest: Manifest, run: ResourceRun): Promi
       `not sent: the answer of its last request is not saved yet (${unsaved}); nothing more is sent for it until the state can be saved`,
     );
   }
+  let key: Pick<PlanContext, "managementKeyId">;
+  try {
+    // Step 0: the key of the resource's organization (none: Failed, and nothing is sent).
+    key = keyContext(run.deps, manifest);
+  } catch (error) {
+    return job.finish("Failed", messageOf(error));
+  }
   let spec: PlanInput["spec"];
   try {
     // Step 1: resolve the secrets (a rotated one is sent again because its hash changed).
@@ -133,6 +167,7 @@ export async function applyResource(manifest: Manifest, run: ResourceRun): Promi
       record: job.record,
       context: {
         ...run.base,
+        ...key,
         reassert: (run.options.reassert ?? false) && round === 1,
         allowCreate: run.allow.has(job.id) && !job.record?.allowanceUsedAt && round === 1,
       },
@@ -183,7 +218,7 @@ async function sendAndRecord(
   const { deps, options } = run;
   if (options.signal?.aborted) return job.finish("Pending", "not sent: the pass was stopped (shutdown)");
   if (!deps.send) return job.finish("Pending", "not sent: no API client");
-  const fingerprint = fingerprintOf(request, deps.credentialVersion?.() ?? "");
+  const fingerprint = fingerprintOf(request, credentialsOf(deps, request));
   const stop = refusedBefore(job, fingerprint) ?? (await mayWrite(job));
   if (stop) return stop;
 

@@ -5,13 +5,19 @@ import { formatProblem, type Problem } from "../manifests/problem.js";
 import { mapLimited } from "../map-limited.js";
 import { phaseOf, planResource } from "../plan/planners.js";
 import { READY } from "../plan/reverse-private-endpoint.js";
-import { type EndpointRef, PHASES, type Phase, type PlanContext, type Specs } from "../plan/types.js";
+import { type EndpointRef, PHASES, type Phase, type Specs } from "../plan/types.js";
 import { member } from "../plan/values.js";
 import { type PlanView, viewOf } from "../plan/view.js";
 import { parseResourceId, resourceId } from "../resources.js";
 import type { ResourceRecord, StateStore } from "../state/store.js";
 import { PassMetrics } from "../telemetry/pass-metrics.js";
-import { applyResource, markChanged, type ResourceRun, type TerminalFailures } from "./apply-resource.js";
+import {
+  applyResource,
+  keyContext,
+  markChanged,
+  type ResourceRun,
+  type TerminalFailures,
+} from "./apply-resource.js";
 import { resolveDesired } from "./desired.js";
 import { DEFAULT_UNMANAGED_RETENTION_MS, type SettledRecords, settleRecords } from "./records.js";
 import type { ApplyOptions, EngineDeps, Pass, PassResult, Reconciler, ResourceStatus } from "./types.js";
@@ -80,13 +86,8 @@ function endpointLookup(pass: Pass): (name: string) => EndpointRef {
   };
 }
 
-function contextOf(pass: Pass, deps: EngineDeps): Omit<PlanContext, "reassert" | "allowCreate"> {
-  const managementKeyId = deps.managementKeyId?.();
-  return {
-    now: deps.now?.() ?? new Date(),
-    endpoint: endpointLookup(pass),
-    ...(managementKeyId ? { managementKeyId } : {}),
-  };
+function contextOf(pass: Pass, deps: EngineDeps): ResourceRun["base"] {
+  return { now: deps.now?.() ?? new Date(), endpoint: endpointLookup(pass) };
 }
 
 function invalidStatus(id: string, problems: Problem[], record: ResourceRecord | undefined): ResourceStatus {
@@ -127,7 +128,12 @@ export async function planPass(
           ? options.desired(m, record)
           : resolveDesired(m, deps.secrets, pass.secretKey);
         const spec = resolved instanceof Promise ? await resolved : resolved;
-        const context = { ...base, reassert: options.reassert ?? false, allowCreate: allow.has(id) };
+        const context = {
+          ...base,
+          ...keyContext(deps, m),
+          reassert: options.reassert ?? false,
+          allowCreate: allow.has(id),
+        };
         resources.push(
           viewOf(planResource({ kind: m.kind, name: m.name, spec, record, context }), record?.applied),
         );

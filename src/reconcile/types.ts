@@ -55,12 +55,19 @@ export type EngineDeps = {
    * in the state, beside the hashes it keys.
    */
   secretKey?: () => string;
-  /** A fingerprint of the credentials in use: a change sends terminally refused requests again. */
-  credentialVersion?: () => string;
-  /** The key id driftless authenticates with, for the lock-out guard; read at each pass. */
-  managementKeyId?: () => string | undefined;
+  /**
+   * A fingerprint of the credentials a request for `organizationId` goes with: a change sends terminally
+   * refused requests again.
+   */
+  credentialVersion?: (organizationId?: string) => string;
   /** How long the record of a deleted manifest is kept (Unmanaged); default 30 days. */
   unmanagedRetentionMs?: number;
+  /**
+   * The key id driftless authenticates with on an organization's behalf, for the lock-out guard; read
+   * per resource. Throws ConfigError when the organization has no key: the resource is Failed and
+   * nothing is sent for it.
+   */
+  managementKeyId?: (organizationId: string) => string | undefined;
   /** Resources handled at once within a phase; default 4. */
   concurrency?: number;
   /** Called as each resource finishes (progress output). */

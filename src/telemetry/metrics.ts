@@ -49,6 +49,12 @@ export function createMetrics(registry: Registry, options: { defaultMetrics?: bo
       labelNames: ["api", "method", "route", "code"] as const,
       registers,
     }),
+    organizationRequests: new Counter({
+      name: "driftless_organization_requests_total",
+      help: "Requests sent to the management API, by the organization they act on and answer code.",
+      labelNames: ["organization", "code"] as const,
+      registers,
+    }),
     apiRequestDuration: new Histogram({
       name: "driftless_api_request_duration_seconds",
       help: "Time from sending a request to its answer.",
@@ -73,6 +79,12 @@ export function createMetrics(registry: Registry, options: { defaultMetrics?: bo
       name: "driftless_alert_state",
       help: "1 for the current state of each watched alert.",
       labelNames: ["alert", "name", "state"] as const,
+      registers,
+    }),
+    alertFiring: new Gauge({
+      name: "driftless_alert_firing",
+      help: "1 while a watched alert is in one of the firing states (DRIFTLESS_ALERT_FIRING_STATES), else 0.",
+      labelNames: ["alert", "name"] as const,
       registers,
     }),
     backupLastFinished: new Gauge({

@@ -47,7 +47,8 @@ export const ExpireAt = z.union(
 export const ApiKeySpec = z.strictObject({
   organizationId: Uuid,
   keyId: Uuid,
-  name: NonEmpty,
+  // Only the ids are required: a field left out is not managed (a PATCH leaves it as it is).
+  name: NonEmpty.optional(),
   roles: z
     .array(KeyRole, { error: "must be a list of roles" })
     .min(1, { error: "must hold at least one role" })

@@ -68,6 +68,10 @@ export const PostgresSource = z.strictObject({
 export const SOURCE_KINDS = ["kafka", "objectStorage", "kinesis", "postgres"] as const;
 export type SourceKind = (typeof SOURCE_KINDS)[number];
 
+/**
+ * At most one source kind: a PATCH that names none leaves the pipe's source as it is, so only a
+ * manifest that manages a kind's fields (its credentials, postgres tableMappings, ...) states it.
+ */
 export const DataPipeSource = z
   .strictObject({
     kafka: KafkaSource.optional(),
@@ -78,13 +82,10 @@ export const DataPipeSource = z
   })
   .superRefine((source, ctx) => {
     const given = SOURCE_KINDS.filter((kind) => source[kind] !== undefined);
-    if (given.length === 1) return;
+    if (given.length <= 1) return;
     ctx.addIssue({
       code: "custom",
-      message:
-        given.length === 0
-          ? `needs exactly one of ${SOURCE_KINDS.join(", ")}`
-          : `needs exactly one of ${SOURCE_KINDS.join(", ")}, not ${given.join(" and ")}`,
+      message: `names at most one of ${SOURCE_KINDS.join(", ")} (the pipe's own), not ${given.join(" and ")}`,
     });
   });
 export type DataPipeSource = z.infer<typeof DataPipeSource>;
@@ -113,8 +114,9 @@ export const DataPipeSpec = z.strictObject({
   organizationId: Uuid,
   serviceId: Uuid,
   dataPipeId: Uuid,
-  name: NonEmpty,
-  source: DataPipeSource,
+  // Only the ids are required: a field left out is not managed (a PATCH leaves it as it is).
+  name: NonEmpty.optional(),
+  source: DataPipeSource.optional(),
   destination: z
     .strictObject({
       columns: z
@@ -138,11 +140,3 @@ export type DataPipeSpec = z.infer<typeof DataPipeSpec>;
 
 export const DataPipe = manifestDocument("DataPipe", DataPipeSpec);
 export type DataPipe = z.infer<typeof DataPipe>;
-
-/** Which source kind a pipe reads from. */
-export function sourceKindOf(source: DataPipeSource): SourceKind {
-  const kind = SOURCE_KINDS.find((k) => source[k] !== undefined);
-  // The schema guarantees exactly one; a hand-built spec without one is a programming error.
-  if (!kind) throw new Error("data pipe source has no kind");
-  return kind;
-}

@@ -14,7 +14,8 @@ export type PrivateEndpoint = z.infer<typeof PrivateEndpoint>;
  */
 export const OrganizationSpec = z.strictObject({
   organizationId: Uuid,
-  name: NonEmpty,
+  // Only the id is required: a team may manage the private endpoints alone.
+  name: NonEmpty.optional(),
   privateEndpoints: z
     .array(PrivateEndpoint)
     .superRefine((list, ctx) =>
