@@ -1,5 +1,6 @@
 import { messageOf } from "../errors.js";
 import { type PassResult, type ResourceStatus, resourceId, type Trigger } from "../resources.js";
+import type { Suspended } from "../state/store.js";
 
 /** A watched, read-only resource (AlertWatch, BackupWatch) as the last poll saw it. */
 export type WatchStatus = ResourceStatus & {
@@ -24,6 +25,8 @@ export type StatusEntry = {
 /** The body of `GET /status`. */
 export type StatusDocument = {
   revision: string | null;
+  /** Set while `driftless suspend` holds every write (until `driftless resume`). */
+  suspended: Suspended | null;
   ready: boolean;
   leader: boolean;
   lastPass: {
@@ -86,10 +89,11 @@ export class StatusBoard {
     return [...byKey.values()];
   }
 
-  snapshot(leader: boolean): StatusDocument {
+  snapshot(leader: boolean, suspended?: Suspended): StatusDocument {
     const pass = this.lastPass;
     return {
       revision: pass?.revision ?? null,
+      suspended: suspended ?? null,
       ready: this.ready,
       leader,
       lastPass: pass

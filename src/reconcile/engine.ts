@@ -9,7 +9,7 @@ import { type EndpointRef, PHASES, type Phase, type PlanContext, type Specs } fr
 import { member } from "../plan/values.js";
 import { type PlanView, viewOf } from "../plan/view.js";
 import { parseResourceId, resourceId } from "../resources.js";
-import type { ResourceRecord, StateStore } from "../state/store.js";
+import type { ResourceRecord } from "../state/store.js";
 import { PassMetrics } from "../telemetry/pass-metrics.js";
 import { applyResource, markChanged, type ResourceRun } from "./apply-resource.js";
 import { resolveDesired } from "./desired.js";
@@ -213,15 +213,27 @@ async function applyPass(
     base: contextOf(pass, deps),
     allow: new Set(options.allowCreate ?? []),
     options,
-    save: chainedSaves(deps.store, pass),
+    save: chainedSaves(deps, pass),
     log,
   };
+  deps.suspension?.sync(pass.state);
   await restoreUnsaved(run, unsaved);
+  await saveSuspension(run);
 
   const statuses = invalidStatuses(pass, deps);
   for (const phase of PHASES) statuses.push(...(await applyPhase(run, phase)));
   await run.save.settled();
   return { result: finishPass(run, statuses, passMetrics), pass };
+}
+
+/** A suspend or resume asked for since the last save is saved before anything is sent. */
+async function saveSuspension(run: PassRun): Promise<void> {
+  if (!run.deps.suspension?.pending()) return;
+  try {
+    await run.save();
+  } catch (error) {
+    run.log.warn({ err: error }, "suspend or resume not saved yet: the next save of the state records it");
+  }
 }
 
 type PassRun = ResourceRun & { save: ChainedSave };
@@ -231,12 +243,14 @@ type ChainedSave = (() => Promise<void>) & { settled(): Promise<void> };
  * Saves chained one after the other, so two resources finishing together never write the state at once.
  * A save that succeeds counts the records changed before it as saved.
  */
-function chainedSaves(store: StateStore, pass: Pass): ChainedSave {
+function chainedSaves({ store, suspension }: EngineDeps, pass: Pass): ChainedSave {
   let saving: Promise<void> = Promise.resolve();
   const save = (): Promise<void> => {
     const next = saving.then(async () => {
       const changes = new Map(pass.dirty);
+      const token = suspension?.sync(pass.state);
       await store.save(pass.state);
+      if (token !== undefined) suspension?.saved(token);
       for (const [id, count] of changes) if (pass.dirty.get(id) === count) pass.dirty.delete(id);
     });
     saving = next.catch(() => {});
@@ -312,7 +326,10 @@ function finishPass(
     finishedAt: finishedAt.toISOString(),
     statuses,
     manifestErrors: pass.set.problems.length,
-    ok: pass.set.problems.length === 0 && statuses.every((s) => s.status === "Synced"),
+    // Suspended is an operator's choice, not a failure: DriftlessSuspendedTooLong watches it instead.
+    ok:
+      pass.set.problems.length === 0 &&
+      statuses.every((s) => s.status === "Synced" || s.status === "Suspended"),
   };
   passMetrics?.recordPass(result);
   passMetrics?.recordStatuses(result.statuses);
