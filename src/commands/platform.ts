@@ -1,7 +1,13 @@
 import { join } from "node:path";
 import { type Config, cleartextUrls, readCredential } from "../config.js";
 import { ConfigError } from "../errors.js";
-import { createBudget, MANAGEMENT_BUDGET, OBSERVABILITY_BUDGET } from "../platform/budget.js";
+import {
+  type Budget,
+  type BudgetUsage,
+  createBudget,
+  MANAGEMENT_BUDGET,
+  OBSERVABILITY_BUDGET,
+} from "../platform/budget.js";
 import { createPlatformClient, type PlatformClient } from "../platform/client.js";
 import { createHttpClient, type HttpClient, type HttpClientOptions } from "../platform/http.js";
 import { basicAuthorization } from "../platform/management.js";
@@ -20,6 +26,9 @@ import type { Metrics } from "../telemetry/metrics.js";
  * shared by every caller in the process) and the state store. Shared by plan, apply and run.
  */
 
+/** One API's rate budget now, as /status shows it. */
+export type ApiBudget = BudgetUsage & { api: "management" | "observability" };
+
 export type Platform = {
   /** Calls any route of the platform's two APIs. */
   client: PlatformClient;
@@ -27,6 +36,8 @@ export type Platform = {
   send: Sender;
   /** The key id driftless authenticates with (read again at each call: the file may be rotated). */
   managementKeyId: () => string | undefined;
+  /** Each API's rate budget now, for /status. */
+  budgets(): ApiBudget[];
   /** Set when the built-in simulator stands in for the platform. */
   simulator?: Simulator;
   /** Closes the clients' pools and the built-in simulator. */
@@ -65,16 +76,22 @@ export async function createPlatform(config: Config, deps: PlatformDeps): Promis
   auth.management();
   auth.observability();
 
+  const budgets = {
+    management: createBudget(deps.budgets?.management ?? MANAGEMENT_BUDGET),
+    observability: createBudget(deps.budgets?.observability ?? OBSERVABILITY_BUDGET),
+  };
   const managementHttp = httpClient(
     "management",
     config.managementUrl ?? simulator?.managementUrl ?? "",
     auth.management,
+    budgets.management,
     deps,
   );
   const observabilityHttp = httpClient(
     "observability",
     config.observabilityUrl ?? simulator?.observabilityUrl ?? "",
     auth.observability,
+    budgets.observability,
     deps,
   );
   const platformClient = createPlatformClient({
@@ -87,6 +104,8 @@ export async function createPlatform(config: Config, deps: PlatformDeps): Promis
     managementKeyId: config.managementUrl
       ? () => readCredential(config.managementKeyId)
       : () => simulator?.credentials.managementKeyId,
+    budgets: () =>
+      (["management", "observability"] as const).map((api) => ({ api, ...budgets[api].usage() })),
     ...(simulator ? { simulator } : {}),
     async close() {
       await Promise.all([managementHttp.close(), observabilityHttp.close()]);
@@ -166,17 +185,14 @@ function httpClient(
   api: "management" | "observability",
   baseUrl: string,
   authorization: () => string,
+  budget: Budget,
   deps: PlatformDeps,
 ): HttpClient {
-  const budget =
-    api === "management"
-      ? (deps.budgets?.management ?? MANAGEMENT_BUDGET)
-      : (deps.budgets?.observability ?? OBSERVABILITY_BUDGET);
   return createHttpClient({
     api,
     baseUrl,
     authorization,
-    budget: createBudget(budget),
+    budget,
     logger: deps.logger.child({ component: "http" }),
     ...(deps.metrics ? { metrics: deps.metrics } : {}),
     ...deps.http,

@@ -117,6 +117,7 @@ function daemonDeps(
       suspension,
     }),
     suspension,
+    budget: platform.budgets,
     leadership,
     allowCreate: config.allowCreate,
     loadManifests: async () => (await loadSettled(config.manifests)).manifests,

@@ -20,7 +20,7 @@ import { PassLoop } from "./pass-loop.js";
 import { Poller } from "./polls.js";
 import { type Schedules, startSchedules } from "./schedules.js";
 import { type SourceWatcher, watchSource } from "./source-watcher.js";
-import { StatusBoard } from "./status-board.js";
+import { StatusBoard, type StatusDocument } from "./status-board.js";
 import { Suspension } from "./suspension.js";
 
 export type DaemonSettings = {
@@ -54,6 +54,8 @@ export type DaemonDeps = {
   registry: Registry;
   metrics: Metrics;
   logger: Logger;
+  /** Each API's rate budget now, for /status and the page. */
+  budget?: () => StatusDocument["budget"];
   /** `driftless suspend` / `resume`; the reconciler must be given the same one (default: a new one). */
   suspension?: Suspension;
   /** Resources allowed one new create attempt, in the first pass that finishes (DRIFTLESS_ALLOW_CREATE). */
@@ -247,7 +249,8 @@ async function startServer(
   const server = await startHttpServer(settings.listen, {
     registry: deps.registry,
     ready: () => board.ready || !leadership.isLeader(),
-    status: () => board.snapshot(leadership.isLeader(), suspension.current),
+    status: () =>
+      board.snapshot(leadership.isLeader(), { suspended: suspension.current, budget: deps.budget?.() ?? [] }),
     webhookToken: () => readCredential(settings.webhookToken),
     statusToken: () => readCredential(settings.statusToken),
     onSwitch: (request) => operatorSwitch(deps, suspension, loop, request),

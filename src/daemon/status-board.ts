@@ -1,4 +1,5 @@
 import { messageOf } from "../errors.js";
+import type { BudgetUsage } from "../platform/budget.js";
 import { type PassResult, type ResourceStatus, resourceId, type Trigger } from "../resources.js";
 import type { Suspended } from "../state/store.js";
 
@@ -27,6 +28,8 @@ export type StatusDocument = {
   revision: string | null;
   /** Set while `driftless suspend` holds every write (until `driftless resume`). */
   suspended: Suspended | null;
+  /** Each API's rate budget now: grants in the current window, of its limit, and requests waiting. */
+  budget: Array<BudgetUsage & { api: string }>;
   ready: boolean;
   leader: boolean;
   lastPass: {
@@ -89,11 +92,16 @@ export class StatusBoard {
     return [...byKey.values()];
   }
 
-  snapshot(leader: boolean, suspended?: Suspended): StatusDocument {
+  /** The document of `GET /status`; `suspended` and `budget` are the daemon's, not the passes'. */
+  snapshot(
+    leader: boolean,
+    daemon: { suspended?: Suspended | undefined; budget?: StatusDocument["budget"] } = {},
+  ): StatusDocument {
     const pass = this.lastPass;
     return {
       revision: pass?.revision ?? null,
-      suspended: suspended ?? null,
+      suspended: daemon.suspended ?? null,
+      budget: daemon.budget ?? [],
       ready: this.ready,
       leader,
       lastPass: pass

@@ -98,7 +98,7 @@ const STYLE = `
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#1d1d1f}
 h1{margin:0;font-size:1.4em}h2{font-size:1.1em;margin-top:1.5em}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.3em .6em;border-bottom:1px solid #ddd;vertical-align:top}
-td{word-break:break-word}.controls{display:flex;gap:1em;margin:.5em 0;align-items:center}
+td.text{overflow-wrap:anywhere}td.nowrap{white-space:nowrap}.controls{display:flex;gap:1em;margin:.5em 0;align-items:center}
 .banner{padding:.5em 1em;background:#fff3cd;border:1px solid #e0c36b}
 .status-Synced{color:#1a7f37}.status-Failed,.status-Invalid,.status-Unknown{color:#c0392b;font-weight:600}
 .status-Pending,.status-Warning{color:#9a6700}.status-Suspended,.status-Unmanaged{color:#6e7781}
@@ -173,12 +173,12 @@ function drawResources(doc) {
     if (!shown(r)) continue;
     count++;
     const row = body.insertRow();
-    cell(row, r.kind);
-    cell(row, r.name, "name");
-    cell(row, r.status, statusClass(r.status) + " status");
-    cell(row, r.lastError);
-    cell(row, r.requestId);
-    cell(row, r.lastAppliedAt ? ago(r.lastAppliedAt) : "never").title = r.lastAppliedAt || "";
+    cell(row, r.kind, "nowrap");
+    cell(row, r.name, "text");
+    cell(row, r.status, statusClass(r.status) + " nowrap");
+    cell(row, r.lastError, "text");
+    cell(row, r.requestId, "text");
+    cell(row, r.lastAppliedAt ? ago(r.lastAppliedAt) : "never", "nowrap").title = r.lastAppliedAt || "";
   }
   $("count").textContent = count + " of " + managed.length + " shown";
 }
@@ -188,11 +188,11 @@ function drawWatches(doc) {
   body.replaceChildren();
   for (const r of doc.resources.filter((w) => w.polledAt !== undefined)) {
     const row = body.insertRow();
-    cell(row, r.kind);
-    cell(row, r.name, "name");
-    cell(row, r.status + (r.lastError ? ": " + r.lastError : ""), statusClass(r.status) + " status");
-    cell(row, Object.entries(r.observed || {}).map(([k, v]) => k + "=" + v).join(", "));
-    cell(row, ago(r.polledAt));
+    cell(row, r.kind, "nowrap");
+    cell(row, r.name, "text");
+    cell(row, r.status + (r.lastError ? ": " + r.lastError : ""), statusClass(r.status) + " text");
+    cell(row, Object.entries(r.observed || {}).map(([k, v]) => k + "=" + v).join(", "), "text");
+    cell(row, ago(r.polledAt), "nowrap");
   }
 }
 

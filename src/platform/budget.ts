@@ -37,7 +37,12 @@ export interface Budget {
   acquire(priority: Priority, signal?: AbortSignal): Promise<Release>;
   /** The platform said "not before then" (a 429's Retry-After): no grant until `epochMs`. */
   holdUntil(epochMs: number): void;
+  /** How much of the window is spent now, for the status page. */
+  usage(): BudgetUsage;
 }
+
+/** A budget now: grants counted in the current window, of `limit`, and requests waiting for one. */
+export type BudgetUsage = { used: number; limit: number; windowSeconds: number; waiting: number };
 
 type Waiter = {
   resolve: (release: Release) => void;
@@ -144,6 +149,11 @@ export function createBudget(options: BudgetOptions): Budget {
     holdUntil(epochMs) {
       heldUntil = Math.max(heldUntil, epochMs);
       pump();
+    },
+    usage() {
+      freeAt(Date.now());
+      const waiters = PRIORITIES.reduce((sum, priority) => sum + queues[priority].length, 0);
+      return { used: slots.length, limit: requests, windowSeconds: windowMs / 1000, waiting: waiters };
     },
   };
 }
