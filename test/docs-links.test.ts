@@ -202,7 +202,7 @@ describe("the documentation", () => {
 
     expect(all.length).toBeGreaterThan(10);
     expect(new Set(all.map((example) => example.command))).toEqual(
-      new Set(["validate", "schema", "plan", "apply", "run", "simulator"]),
+      new Set(["validate", "schema", "plan", "apply", "run", "simulator", "status", "suspend", "resume"]),
     );
     expect(problems).toEqual([]);
   });
