@@ -1,3 +1,5 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runDriftless } from "./helpers/daemon-cli.js";
 import type { DaemonProcess } from "./helpers/daemon-process.js";
@@ -85,10 +87,7 @@ describe("driftless suspend and resume", () => {
   });
 
   it('leaves alone a resource annotated driftless/suspend: "true", keeps polling its watches, and sends once the annotation goes', async () => {
-    const annotated = apiKey("ci-deployer-renamed").replace(
-      "  name: ci-deployer\n",
-      '  name: ci-deployer\n  annotations:\n    driftless/suspend: "true"\n',
-    );
+    const annotated = annotatedKey();
     const d = await run.start();
     await d.waitForLog((l) => l.msg === "pass finished");
 
@@ -118,6 +117,19 @@ describe("driftless suspend and resume", () => {
     expect(gauge).toBe("0");
     expect(metrics).toContain('driftless_resources{kind="ApiKey",status="Suspended"} 1');
     expect(renamed()).toHaveLength(1);
+  });
+
+  it("plan shows an annotated resource as waiting, with nothing to send, as apply would do", async () => {
+    const folder = join(run.root, "annotated");
+    await mkdir(folder, { recursive: true });
+    await writeFile(join(folder, "key.yaml"), annotatedKey());
+
+    const plan = await runDriftless(["plan", folder], { DRIFTLESS_STATE_DIR: join(run.root, "plan-state") });
+
+    expect(plan.stdout).toContain(
+      '… ApiKey/ci-deployer: waits: suspended by its annotation driftless/suspend: "true": nothing is sent for it until it is removed',
+    );
+    expect(plan.stdout).not.toContain("PATCH");
   });
 
   it("takes the webhook token when no status token is set, and refuses without any token or with a wrong one", async () => {
@@ -160,6 +172,13 @@ describe("driftless suspend and resume", () => {
     expect(body.suspended).toBeNull();
   });
 });
+
+/** The ApiKey renamed, and annotated so that nothing is sent for it. */
+const annotatedKey = () =>
+  apiKey("ci-deployer-renamed").replace(
+    "  name: ci-deployer\n",
+    '  name: ci-deployer\n  annotations:\n    driftless/suspend: "true"\n',
+  );
 
 /** The newest time anything in `status` was polled: a later poll proves polls went on. */
 function suspendedAt(status: Status): string {

@@ -138,7 +138,7 @@ export async function applyResource(manifest: Manifest, run: ResourceRun): Promi
 }
 
 /** Why nothing is sent for `manifest`: the whole daemon or the resource is suspended; else undefined. */
-function suspendedBecause(manifest: Manifest, daemon: Suspended | undefined): string | undefined {
+export function suspendedBecause(manifest: Manifest, daemon: Suspended | undefined): string | undefined {
   if (daemon) {
     const reason = daemon.reason ? ` (${daemon.reason})` : "";
     return `driftless is suspended since ${daemon.since}${reason}: nothing is sent until driftless resume`;

@@ -11,7 +11,7 @@ import { type PlanView, viewOf } from "../plan/view.js";
 import { parseResourceId, resourceId } from "../resources.js";
 import type { ResourceRecord } from "../state/store.js";
 import { PassMetrics } from "../telemetry/pass-metrics.js";
-import { applyResource, markChanged, type ResourceRun } from "./apply-resource.js";
+import { applyResource, markChanged, type ResourceRun, suspendedBecause } from "./apply-resource.js";
 import { resolveDesired } from "./desired.js";
 import type { ApplyOptions, EngineDeps, Pass, PassResult, Reconciler, ResourceStatus } from "./types.js";
 
@@ -118,6 +118,12 @@ export async function planPass(
       if (phaseOf(m.kind) !== phase) continue;
       const id = resourceId(m);
       const record = pass.state.resources[id];
+      // What apply would do: send nothing for it (status Suspended).
+      const suspended = suspendedBecause(m, pass.state.suspended);
+      if (suspended) {
+        resources.push({ kind: m.kind, name: m.name, outcome: "wait", reason: suspended, changes: [] });
+        continue;
+      }
       try {
         const resolved = options.desired
           ? options.desired(m, record)
