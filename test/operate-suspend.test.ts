@@ -1,6 +1,8 @@
+import { readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { repo } from "./helpers/cli.js";
 import { runDriftless } from "./helpers/daemon-cli.js";
 import type { DaemonProcess } from "./helpers/daemon-process.js";
 import { apiKey, files, metricsOf, until, useDaemonRun, WATCHES } from "./helpers/daemon-run.js";
@@ -11,6 +13,8 @@ import { apiKey, files, metricsOf, until, useDaemonRun, WATCHES } from "./helper
  */
 
 const TOKEN = "status-token-for-suspend-tests";
+const ORG_ROUTE = "/v1/organizations/{organizationId}";
+const ORGANIZATION = readFileSync(join(repo, "examples", "organization.yaml"), "utf8");
 const run = useDaemonRun();
 
 type Status = {
@@ -84,6 +88,33 @@ describe("driftless suspend and resume", () => {
     expect(resume.stdout).toBe("resumed: writes are sent again\n");
     expect(resumed.suspended).toBeNull();
     expect(await suspendedGauge(second)).toBe("0");
+  });
+
+  it("stops a pass that is running when the suspend arrives, before its next write", async () => {
+    // The first contact with the organization takes two PATCHes (its name, then its endpoint list);
+    // the first is slow here, and the suspend arrives while it is in flight.
+    await run.layout.publish({ ...files("ci-deployer"), "organization.yaml": ORGANIZATION });
+    run.simulator.inject({
+      api: "management",
+      method: "PATCH",
+      route: ORG_ROUTE,
+      kind: "latency",
+      ms: 1_500,
+    });
+    const env = { DRIFTLESS_STATUS_TOKEN: TOKEN };
+    const d = await run.start(env);
+    await until(() => run.simulator.requests.some((r) => r.route === ORG_ROUTE));
+
+    const suspend = await runDriftless(["suspend", "--url", d.url], env);
+    const line = await d.waitForLog((l) => l.msg === "pass finished");
+    const status = await statusOf(d);
+
+    expect(suspend.code, suspend.stderr).toBe(0);
+    expect(run.simulator.requests.filter((r) => r.route === ORG_ROUTE).map((r) => r.body)).toEqual([
+      { name: "Acme Analytics" },
+    ]);
+    expect(status.resources.find((r) => r.kind === "Organization")?.status).toBe("Suspended");
+    expect(line.ok).toBe(true);
   });
 
   it('leaves alone a resource annotated driftless/suspend: "true", keeps polling its watches, and sends once the annotation goes', async () => {
