@@ -9,6 +9,7 @@ import type { PassResult } from "../src/reconcile/types.js";
 import { newState } from "../src/state/state-format.js";
 import { createLogger } from "../src/telemetry/logger.js";
 import { createMetrics } from "../src/telemetry/metrics.js";
+import { runDriftless } from "./helpers/daemon-cli.js";
 import { switchableLeadership } from "./helpers/switchable-leadership.js";
 
 /**
@@ -68,7 +69,7 @@ async function start(leader: boolean) {
   const gauge = async () => /^driftless_suspended (\d)$/m.exec(await registry.metrics())?.[1];
   const suspended = async () =>
     ((await (await fetch(`http://${daemon.address}/status`)).json()) as { suspended: unknown }).suspended;
-  return { leadership, state, post, gauge, suspended };
+  return { leadership, state, post, gauge, suspended, url: `http://${daemon.address}` };
 }
 
 describe("POST /suspend and leadership", () => {
@@ -81,6 +82,19 @@ describe("POST /suspend and leadership", () => {
     expect(((await answer.json()) as { error: string }).error).toContain("not the leader");
     expect(replica.state.suspended).toBeUndefined();
     expect(await replica.gauge()).toBe("0");
+  });
+
+  it("driftless status on a follower says to ask the leader, and exits 1", async () => {
+    const replica = await start(false);
+
+    const result = await runDriftless(["status", "--url", replica.url]);
+
+    expect(result).toEqual({
+      code: 1,
+      stdout:
+        "this replica is a follower and reconciles nothing: ask the leader's pod (driftless_leader is 1)\n",
+      stderr: "",
+    });
   });
 
   it("is saved by the leader's pass, and forgotten by a replica that stops leading", async () => {

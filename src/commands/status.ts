@@ -38,6 +38,7 @@ export type StatusOptions = DaemonTarget & {
 /** The fields of `GET /status` this command reads (tolerant of more, and of statuses added later). */
 const StatusBody = z.looseObject({
   revision: z.string().nullable(),
+  leader: z.boolean().optional(),
   suspended: z.looseObject({ since: z.string(), reason: z.string().optional() }).nullable().optional(),
   lastPass: z.looseObject({ finishedAt: z.string(), ok: z.boolean() }).nullable(),
   passError: z.string().nullable().optional(),
@@ -146,8 +147,13 @@ function table(body: StatusBody, all: boolean, now: Date): string {
       escapeLine(`driftless is suspended since ${body.suspended.since}${reason} (driftless resume)`),
     );
   }
+  if (body.leader === false) {
+    lines.push(
+      "this replica is a follower and reconciles nothing: ask the leader's pod (driftless_leader is 1)",
+    );
+  }
   if (body.passError) lines.push(escapeLine(`the last pass could not run: ${body.passError}`));
-  if (!body.lastPass) lines.push("no reconcile pass has finished yet");
+  if (!body.lastPass && body.leader !== false) lines.push("no reconcile pass has finished yet");
   const shown = body.resources.filter((r) => all || r.status !== "Synced");
   if (shown.length === 0) {
     if (body.lastPass) lines.push(`all ${body.resources.length} resources are Synced`);
