@@ -24,7 +24,10 @@ FROM node:${NODE_VERSION}-bookworm-slim
 # An ARG before the first FROM is only in scope for FROM lines: the label below needs it again.
 ARG NODE_VERSION
 ARG VERSION=0.1.0
+# The git commit built (docker build --build-arg REVISION=$(git rev-parse HEAD)): driftless_build_info.
+ARG REVISION=unknown
 LABEL org.opencontainers.image.title="driftless" \
+      org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.description="GitOps reconciler for a hosted analytics database platform" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.licenses="Apache-2.0" \
@@ -49,7 +52,8 @@ ENV NODE_ENV=production \
     HOME=/tmp \
     TMPDIR=/tmp \
     DRIFTLESS_STATE_DIR=/var/lib/driftless \
-    DRIFTLESS_MANIFESTS=/manifests
+    DRIFTLESS_MANIFESTS=/manifests \
+    DRIFTLESS_BUILD_REVISION=${REVISION}
 USER 10001:10001
 EXPOSE 9464
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "/app/dist/cli.js"]

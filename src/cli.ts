@@ -2,7 +2,7 @@
 import { Argument, Command } from "commander";
 import type { z } from "zod";
 import type { Io } from "./commands/io.js";
-import { Config, SimulatorConfig } from "./config.js";
+import { Config, readCredential, SimulatorConfig } from "./config.js";
 import { ConfigError, isDriftlessError, messageOf } from "./errors.js";
 import {
   type CommandName,
@@ -142,6 +142,53 @@ command("forget", "drop the record of one resource from the state now (its manif
       return forgetCommand(config(used), id ?? "", io);
     }),
   );
+
+command(
+  "status",
+  "a running daemon's resources as a table, only those not Synced unless --all (exit 0 all Synced, 1 otherwise, 3 daemon unreachable)",
+).action(
+  action(async (used) => {
+    const { statusCommand } = await import("./commands/status.js");
+    const settings = config(used);
+    const { all, watch, listen, url } = settings;
+    return statusCommand(
+      {
+        all,
+        watch,
+        listen,
+        url,
+        output: textOrJson(settings.output),
+        token: readCredential(settings.statusToken),
+        ...(watch ? { signal: interrupted() } : {}),
+      },
+      io,
+    );
+  }),
+);
+
+for (const [name, description] of [
+  ["suspend", "stop every write of a running daemon until resume, kept across restarts (exit 0 done)"],
+  ["resume", "let a suspended daemon write again (exit 0 done)"],
+] as const) {
+  command(name, description).action(
+    action(async (used) => {
+      const { switchCommand } = await import("./commands/suspend.js");
+      const settings = config(used);
+      const token = readCredential(settings.statusToken) ?? readCredential(settings.webhookToken);
+      const { listen, url, reason } = settings;
+      return switchCommand({ action: name, listen, url, token, reason }, io);
+    }),
+  );
+}
+
+/** Aborted at the first SIGINT or SIGTERM (Ctrl-C ends `status --watch` with its last exit code). */
+function interrupted(): AbortSignal {
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  return controller.signal;
+}
 
 command(
   "simulator",

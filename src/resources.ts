@@ -66,7 +66,7 @@ export type PassResult = {
   ok: boolean;
 };
 
-/** Why a pass runs: the daemon's triggers, and `cli` for apply. For logs and the pass's options. */
+/** Why a pass runs: the daemon's triggers (`operator`: suspend or resume), and `cli` for apply. For logs and the pass's options. */
 export type Trigger =
   | "start"
   | "watch"
@@ -76,4 +76,5 @@ export type Trigger =
   | "retry"
   | "superseded"
   | "leader"
+  | "operator"
   | "cli";

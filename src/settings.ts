@@ -16,7 +16,16 @@ import { ConfigError } from "./errors.js";
  */
 export type Credential = { value: string } | { file: string };
 
-export type CommandName = "validate" | "plan" | "apply" | "run" | "simulator" | "forget";
+export type CommandName =
+  | "validate"
+  | "plan"
+  | "apply"
+  | "run"
+  | "status"
+  | "suspend"
+  | "resume"
+  | "forget"
+  | "simulator";
 
 export type Setting = {
   /** Its environment variable; a flag given on the command line wins over it. */
@@ -59,6 +68,8 @@ const MANIFESTS: readonly CommandName[] = ["validate", "plan", "apply", "run"];
 const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
 const OUTPUTS = ["text", "json", "markdown"] as const;
 const STATE_STORES = ["file", "kubernetes"] as const;
+/** The commands that talk to a running daemon's HTTP server. */
+const DAEMON_CLIENTS: readonly CommandName[] = ["status", "suspend", "resume"];
 
 const logLevel = {
   env: "DRIFTLESS_LOG_LEVEL",
@@ -82,7 +93,7 @@ export const SETTINGS = {
   output: {
     env: "DRIFTLESS_OUTPUT",
     flag: "-o, --output <format>",
-    commands: ["validate", "plan", "apply"],
+    commands: ["validate", "plan", "apply", "status"],
     choices: OUTPUTS,
     parser: z.enum(OUTPUTS).default("text"),
     help: "text or json; plan also markdown (a pull-request comment)",
@@ -218,9 +229,37 @@ export const SETTINGS = {
   listen: {
     env: "DRIFTLESS_LISTEN",
     flag: "--listen <host:port>",
-    commands: ["run"],
+    commands: ["run", ...DAEMON_CLIENTS],
     parser: z.string().default("0.0.0.0:9464"),
-    help: "address of the HTTP server",
+    help: "address of the HTTP server (status, suspend, resume: of the daemon to ask, unless --url)",
+  },
+  url: {
+    env: "DRIFTLESS_URL",
+    flag: "--url <url>",
+    commands: DAEMON_CLIENTS,
+    parser: Url.optional(),
+    help: "base URL of the running daemon (unset: http:// and the listen address, 0.0.0.0 as 127.0.0.1)",
+  },
+  all: {
+    env: "DRIFTLESS_STATUS_ALL",
+    flag: "--all",
+    commands: ["status"],
+    parser: Bool.default(false),
+    help: "list every resource, not only those that are not Synced",
+  },
+  watch: {
+    env: "DRIFTLESS_STATUS_WATCH",
+    flag: "--watch",
+    commands: ["status"],
+    parser: Bool.default(false),
+    help: "print the table again whenever it changes, until interrupted",
+  },
+  reason: {
+    env: "DRIFTLESS_SUSPEND_REASON",
+    flag: "--reason <text>",
+    commands: ["suspend"],
+    parser: z.string().min(1).optional(),
+    help: "why every write is suspended, shown by status, the status page and the logs",
   },
   reconcileSchedule: {
     env: "DRIFTLESS_RECONCILE_SCHEDULE",
@@ -253,16 +292,23 @@ export const SETTINGS = {
   webhookToken: {
     env: "DRIFTLESS_WEBHOOK_TOKEN",
     credential: true,
-    commands: ["run"],
+    commands: ["run", "suspend", "resume"],
     parser: SecretValue,
-    help: "token of POST /hooks/sync (unset: the webhook is off)",
+    help: "token of POST /hooks/sync (unset: the webhook is off); suspend and resume use it when DRIFTLESS_STATUS_TOKEN is unset",
   },
   statusToken: {
     env: "DRIFTLESS_STATUS_TOKEN",
     credential: true,
-    commands: ["run"],
+    commands: ["run", ...DAEMON_CLIENTS],
     parser: SecretValue,
-    help: "bearer token GET /status requires (unset: /status is open)",
+    help: "bearer token that GET /status, the page / and POST /suspend and /resume require (unset: /status and / are open)",
+  },
+  buildRevision: {
+    env: "DRIFTLESS_BUILD_REVISION",
+    flag: "--build-revision <commit>",
+    commands: ["run"],
+    parser: z.string().min(1).default("unknown"),
+    help: "git commit driftless was built from, shown by driftless_build_info (the image sets it from its REVISION build argument)",
   },
   notifyUrl: {
     env: "DRIFTLESS_NOTIFY_URL",

@@ -202,7 +202,19 @@ describe("the documentation", () => {
 
     expect(all.length).toBeGreaterThan(10);
     expect(new Set(all.map((example) => example.command))).toEqual(
-      new Set(["validate", "schema", "plan", "apply", "run", "simulator", "completion", "forget"]),
+      new Set([
+        "validate",
+        "schema",
+        "plan",
+        "apply",
+        "run",
+        "simulator",
+        "completion",
+        "forget",
+        "status",
+        "suspend",
+        "resume",
+      ]),
     );
     expect(problems).toEqual([]);
   });

@@ -1,8 +1,14 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { type Config, cleartextUrls, readCredential } from "../config.js";
-import { ConfigError } from "../errors.js";
-import { createBudget, MANAGEMENT_BUDGET, OBSERVABILITY_BUDGET } from "../platform/budget.js";
+import { type Api, ConfigError } from "../errors.js";
+import {
+  type Budget,
+  type BudgetUsage,
+  createBudget,
+  MANAGEMENT_BUDGET,
+  OBSERVABILITY_BUDGET,
+} from "../platform/budget.js";
 import { createPlatformClient, type ManagementClients, type PlatformClient } from "../platform/client.js";
 import { createHttpClient, type HttpClient, type HttpClientOptions } from "../platform/http.js";
 import { bearerAuthorization } from "../platform/observability.js";
@@ -21,6 +27,9 @@ import { type ManagementKeys, managementKeys } from "./management-keys.js";
  * shared by every caller in the process) and the state store. Shared by plan, apply and run.
  */
 
+/** One API's rate budget now, as /status shows it. */
+export type ApiBudget = BudgetUsage & { api: "management" | "observability" };
+
 export type Platform = {
   /** Calls any route of the platform's two APIs. */
   client: PlatformClient;
@@ -33,6 +42,8 @@ export type Platform = {
    * file may be rotated). Throws ConfigError when that organization has no key.
    */
   managementKeyId: (organizationId: string) => string;
+  /** Each rate budget now (one per management key, one for observability), for /status. */
+  budgets(): ApiBudget[];
   /** Set when the built-in simulator stands in for the platform. */
   simulator?: Simulator;
   /** Closes the clients' pools and the built-in simulator. */
@@ -99,15 +110,15 @@ export async function createPlatform(config: Config, deps: PlatformDeps): Promis
   observabilityAuth();
 
   const maxServerWaitMs = config.maxServerWaitSeconds * 1000;
-  const management = managementClients(config.managementUrl ?? simulator?.managementUrl ?? "", keys, {
-    ...deps,
-    maxServerWaitMs,
-  });
+  const limits = { ...deps, maxServerWaitMs };
+  const management = managementClients(config.managementUrl ?? simulator?.managementUrl ?? "", keys, limits);
+  const observabilityBudget = budgetOf("observability", limits);
   const observabilityHttp = httpClient(
     "observability",
     config.observabilityUrl ?? simulator?.observabilityUrl ?? "",
     observabilityAuth,
-    { ...deps, maxServerWaitMs },
+    observabilityBudget,
+    limits,
   );
   const platformClient = createPlatformClient({
     // One key for every organization: one client, whose requests and metrics are a single key's.
@@ -123,6 +134,10 @@ export async function createPlatform(config: Config, deps: PlatformDeps): Promis
         .update(`${keys.of(organizationId ?? "").authorization()}\n${observabilityAuth()}`)
         .digest("hex"),
     managementKeyId: (organizationId) => keys.of(organizationId).id(),
+    budgets: () => [
+      ...management.budgets(),
+      { api: "observability" as const, ...observabilityBudget.usage() },
+    ],
     ...(simulator ? { simulator } : {}),
     async close() {
       await Promise.all([management.close(), observabilityHttp.close()]);
@@ -188,22 +203,34 @@ function managementClients(
   baseUrl: string,
   keys: ManagementKeys,
   deps: PlatformDeps & { maxServerWaitMs: number },
-): { of: ManagementClients; close(): Promise<void> } {
-  const clients = new Map<string, HttpClient>();
+): { of: ManagementClients; budgets(): ApiBudget[]; close(): Promise<void> } {
+  const clients = new Map<string, { client: HttpClient; budget: Budget }>();
   return {
     of(organizationId) {
       const key = keys.of(organizationId);
-      let client = clients.get(key.source);
-      if (!client) {
-        client = httpClient("management", baseUrl, key.authorization, deps);
-        clients.set(key.source, client);
+      let made = clients.get(key.source);
+      if (!made) {
+        const budget = budgetOf("management", deps);
+        made = { client: httpClient("management", baseUrl, key.authorization, budget, deps), budget };
+        clients.set(key.source, made);
       }
-      return client;
+      return made.client;
     },
+    budgets: () =>
+      [...clients.values()].map(({ budget }) => ({ api: "management" as const, ...budget.usage() })),
     close: async () => {
-      await Promise.all([...clients.values()].map((client) => client.close()));
+      await Promise.all([...clients.values()].map(({ client }) => client.close()));
     },
   };
+}
+
+/** A new rate budget of one API (one per credential: the platform limits each key and token). */
+function budgetOf(api: Api, deps: PlatformDeps & { maxServerWaitMs: number }): Budget {
+  const limits =
+    api === "management"
+      ? (deps.budgets?.management ?? MANAGEMENT_BUDGET)
+      : (deps.budgets?.observability ?? OBSERVABILITY_BUDGET);
+  return createBudget({ ...limits, maxServerWaitMs: deps.maxServerWaitMs });
 }
 
 /** One API's HTTP client, with its own rate budget (one per credential, shared by every caller). */
@@ -211,18 +238,15 @@ function httpClient(
   api: "management" | "observability",
   baseUrl: string,
   authorization: () => string,
+  budget: Budget,
   deps: PlatformDeps & { maxServerWaitMs: number },
 ): HttpClient {
-  const budget =
-    api === "management"
-      ? (deps.budgets?.management ?? MANAGEMENT_BUDGET)
-      : (deps.budgets?.observability ?? OBSERVABILITY_BUDGET);
   const { maxServerWaitMs } = deps;
   return createHttpClient({
     api,
     baseUrl,
     authorization,
-    budget: createBudget({ ...budget, maxServerWaitMs }),
+    budget,
     maxServerWaitMs,
     logger: deps.logger.child({ component: "http" }),
     ...(deps.metrics ? { metrics: deps.metrics } : {}),

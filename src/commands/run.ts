@@ -1,6 +1,7 @@
 import { Registry } from "prom-client";
 import type { Config } from "../config.js";
 import { type DaemonDeps, startDaemon } from "../daemon/daemon.js";
+import { Suspension } from "../daemon/suspension.js";
 import { parseDuration } from "../duration.js";
 import { leaderOnlyStore } from "../leader/leader-only-store.js";
 import { type Leadership, soleLeader } from "../leader/leadership.js";
@@ -28,7 +29,7 @@ const SHUTDOWN_GRACE_MS = 20_000;
 export async function runCommand(config: Config, io: Io): Promise<number> {
   const logger = createLogger(config.logLevel);
   const registry = new Registry();
-  const metrics = createMetrics(registry);
+  const metrics = createMetrics(registry, { build: { version: VERSION, revision: config.buildRevision } });
   const cleanups = cleanupStack(logger);
 
   // Listened for from the start: a signal while starting (a rollout replacing a new pod) is answered by
@@ -36,7 +37,10 @@ export async function runCommand(config: Config, io: Io): Promise<number> {
   const signals = listenForSignal();
   try {
     const parts = await openParts(config, io, { logger, metrics }, cleanups);
-    const daemon = await startDaemon(daemonDeps(config, io, parts, { registry, metrics, logger }));
+    const suspension = new Suspension((value) => metrics.suspended.set(value ? 1 : 0));
+    const daemon = await startDaemon(
+      daemonDeps(config, io, { ...parts, suspension }, { registry, metrics, logger }),
+    );
     logStarted(config, parts.platform, logger);
 
     const signal = await signals.received;
@@ -97,7 +101,7 @@ async function openParts(
 function daemonDeps(
   config: Config,
   io: Io,
-  { platform, store, leadership, notifier }: Parts,
+  { platform, store, leadership, notifier, suspension }: Parts & { suspension: Suspension },
   telemetry: Pick<DaemonDeps, "registry" | "metrics" | "logger">,
 ): DaemonDeps {
   return {
@@ -126,7 +130,10 @@ function daemonDeps(
       onResource: ({ status, sent }) => {
         if (status.status === "Unknown" && sent.length > 0) notifier?.unknownCreate(status);
       },
+      suspension,
     }),
+    suspension,
+    budget: platform.budgets,
     leadership,
     allowCreate: config.allowCreate,
     loadManifests: async () => (await loadSettled(config.manifests)).manifests,

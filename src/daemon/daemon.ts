@@ -10,12 +10,19 @@ import type { Credential } from "../settings.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { PassMetrics } from "../telemetry/pass-metrics.js";
-import { type HttpServer, type HttpServerLimits, startHttpServer } from "./http-server.js";
+import {
+  type HttpServer,
+  type HttpServerLimits,
+  type SwitchAnswer,
+  type SwitchRequest,
+  startHttpServer,
+} from "./http-server.js";
 import { PassLoop } from "./pass-loop.js";
 import { Poller } from "./polls.js";
 import { type Schedules, startSchedules } from "./schedules.js";
 import { type SourceWatcher, watchSource } from "./source-watcher.js";
-import { StatusBoard } from "./status-board.js";
+import { StatusBoard, type StatusDocument } from "./status-board.js";
+import { Suspension } from "./suspension.js";
 
 export type DaemonSettings = {
   /** The manifests folder (a plain folder, or a git-sync link). */
@@ -52,6 +59,10 @@ export type DaemonDeps = {
   logger: Logger;
   /** Told of every finished pass of this leader (webhook, commit status); unset: none is configured. */
   notifier?: Pick<Notifier, "passFinished">;
+  /** Each API's rate budget now, for /status and the page. */
+  budget?: () => StatusDocument["budget"];
+  /** `driftless suspend` / `resume`; the reconciler must be given the same one (default: a new one). */
+  suspension?: Suspension;
   /** Resources allowed one new create attempt, in the first pass that finishes (DRIFTLESS_ALLOW_CREATE). */
   allowCreate?: readonly string[];
 };
@@ -79,7 +90,11 @@ export type Daemon = {
  * HTTP address cannot be bound or a schedule is invalid.
  */
 export async function startDaemon(deps: DaemonDeps): Promise<Daemon> {
-  const parts: Parts = { board: new StatusBoard(), passMetrics: new PassMetrics(deps.metrics) };
+  const parts: Parts = {
+    board: new StatusBoard(),
+    passMetrics: new PassMetrics(deps.metrics),
+    suspension: deps.suspension ?? new Suspension(),
+  };
   const polls = createPolls(deps, parts);
   let watcher: SourceWatcher | undefined;
   const loop = createPassLoop(deps, parts, polls, async () => watcher?.currentRevision());
@@ -116,7 +131,7 @@ export async function startDaemon(deps: DaemonDeps): Promise<Daemon> {
 }
 
 /** What the steps of startDaemon share: the /status board and the pass and resource metrics. */
-type Parts = { board: StatusBoard; passMetrics: PassMetrics };
+type Parts = { board: StatusBoard; passMetrics: PassMetrics; suspension: Suspension };
 
 type Polls = {
   /** Runs one poll round now, or joins the one already running. */
@@ -209,7 +224,11 @@ function createPassLoop(
 }
 
 /** Keeps the leader gauge current and drops this replica's figures when it stops leading. */
-function followLeadership(deps: DaemonDeps, { board, passMetrics }: Parts, polls: Polls): () => void {
+function followLeadership(
+  deps: DaemonDeps,
+  { board, passMetrics, suspension }: Parts,
+  polls: Polls,
+): () => void {
   const { leadership, metrics, logger } = deps;
   metrics.leader.set(leadership.isLeader() ? 1 : 0);
   return leadership.onChange((leader) => {
@@ -222,19 +241,26 @@ function followLeadership(deps: DaemonDeps, { board, passMetrics }: Parts, polls
       polls.clear();
       board.forget();
       passMetrics.forget();
+      suspension.forget();
     }
     logger.info({ leader }, leader ? "leadership acquired" : "leadership lost");
   });
 }
 
-async function startServer(deps: DaemonDeps, { board }: Parts, loop: PassLoop): Promise<HttpServer> {
+async function startServer(
+  deps: DaemonDeps,
+  { board, suspension }: Parts,
+  loop: PassLoop,
+): Promise<HttpServer> {
   const { settings, leadership, logger } = deps;
   const server = await startHttpServer(settings.listen, {
     registry: deps.registry,
     ready: () => board.ready || !leadership.isLeader(),
-    status: () => board.snapshot(leadership.isLeader()),
+    status: () =>
+      board.snapshot(leadership.isLeader(), { suspended: suspension.current, budget: deps.budget?.() ?? [] }),
     webhookToken: () => readCredential(settings.webhookToken),
     statusToken: () => readCredential(settings.statusToken),
+    onSwitch: (request) => operatorSwitch(deps, suspension, loop, request),
     onHook: (revision) =>
       loop.request({ trigger: "webhook", immediate: true, ...(revision ? { revision } : {}) }),
     logger,
@@ -242,6 +268,51 @@ async function startServer(deps: DaemonDeps, { board }: Parts, loop: PassLoop): 
   });
   logger.info({ address: server.address }, "listening");
   return server;
+}
+
+/** How long `POST /suspend` and `/resume` wait for the state to record the change before answering. */
+const SWITCH_SAVE_WAIT_MS = 5_000;
+
+/**
+ * Suspends or resumes every write: at once in memory (the running pass sends nothing more), then a pass
+ * saves it in the state. Only the leader writes the state, so a follower refuses.
+ */
+async function operatorSwitch(
+  { leadership, logger }: DaemonDeps,
+  suspension: Suspension,
+  loop: PassLoop,
+  request: SwitchRequest,
+): Promise<SwitchAnswer> {
+  if (!leadership.isLeader()) {
+    return {
+      code: 503,
+      body: {
+        error: "this replica is not the leader: send it to the leader's pod (its driftless_leader is 1)",
+      },
+    };
+  }
+  if (request.action === "suspend") {
+    suspension.suspend(request.reason, new Date());
+    logger.warn({ reason: request.reason }, "suspended: no write is sent until resume");
+  } else {
+    suspension.resume();
+    logger.info("resumed: writes are sent again");
+  }
+  loop.request({ trigger: "operator", immediate: true });
+  const saved = await suspension.whenSaved(SWITCH_SAVE_WAIT_MS);
+  return {
+    code: saved ? 200 : 202,
+    body: {
+      suspended: suspension.current ?? null,
+      saved,
+      ...(saved
+        ? {}
+        : {
+            warning:
+              "in effect now, but not saved in the state yet: a restart before the next pass forgets it",
+          }),
+    },
+  };
 }
 
 function watchManifests(deps: DaemonDeps, loop: PassLoop): Promise<SourceWatcher> {

@@ -5,6 +5,7 @@ import { ConfigError } from "../errors.js";
 import { SETTINGS } from "../settings.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { StatusDocument } from "./status-board.js";
+import { statusPage } from "./status-page.js";
 import { bearerToken, isHookPath, presentedToken, tokenMatches } from "./webhook.js";
 
 export type HttpServerDeps = {
@@ -16,12 +17,26 @@ export type HttpServerDeps = {
   webhookToken: () => string | undefined;
   /** The bearer token /status requires now (re-read each request); undefined: /status is open. */
   statusToken?: () => string | undefined;
+  /** `POST /suspend` or `POST /resume`, authenticated; the answer to send. */
+  onSwitch?: (request: SwitchRequest) => Promise<SwitchAnswer>;
   /** A valid `POST /hooks/sync` arrived; `revision` is git-sync's Gitsync-Hash header. */
   onHook: (revision: string | undefined) => void;
   logger: Logger;
   /** Overrides of HTTP_SERVER_LIMITS (tests: short time-outs, a small cap). */
   limits?: Partial<HttpServerLimits>;
 };
+
+/** What `driftless suspend` / `resume` ask of the daemon. */
+export type SwitchRequest = { action: "suspend"; reason?: string } | { action: "resume" };
+
+/** The daemon's answer: an HTTP code and a JSON body. */
+export type SwitchAnswer = { code: number; body: Record<string, unknown> };
+
+/** Paths of the daemon's suspend switch. */
+const SWITCH_PATHS: Record<string, SwitchRequest["action"]> = { "/suspend": "suspend", "/resume": "resume" };
+
+/** Longest `--reason` accepted, in bytes of the request body. */
+const MAX_SWITCH_BODY = 4_096;
 
 /**
  * What one client may hold of the server. Scrapes, probes and git-sync's webhook are short requests
@@ -75,7 +90,8 @@ export function parseListen(listen: string): { host: string; port: number } {
 }
 
 /**
- * The HTTP server of `run`: /metrics, /healthz, /readyz, /status and POST /hooks/sync, within
+ * The HTTP server of `run`: /metrics, /healthz, /readyz, /status, the status page `/`, POST /hooks/sync
+ * and POST /suspend and /resume, within
  * HTTP_SERVER_LIMITS. Resolves once listening; throws when the address cannot be bound.
  */
 export async function startHttpServer(listen: string, deps: HttpServerDeps): Promise<HttpServer> {
@@ -155,6 +171,8 @@ async function handle(
   // A scanner's odd request target (`//[`) is the client's error, not a server failure to log.
   if (path === undefined) return reply(400, "text/plain", "bad request target\n");
   if (isHookPath(path)) return hook(request, path, deps, reply);
+  const action = SWITCH_PATHS[path];
+  if (action) return operatorSwitch(request, action, deps, reply);
   if (request.method !== "GET" && request.method !== "HEAD") {
     return reply(405, "text/plain", "method not allowed\n", { allow: "GET, HEAD" });
   }
@@ -180,6 +198,11 @@ async function handle(
         );
       }
       return reply(200, "application/json", `${JSON.stringify(deps.status(), null, 2)}\n`);
+    case "/": {
+      // Without the token the page holds no data: it asks for the token and fetches /status with it.
+      const page = statusPage(statusAllowed(request, deps) ? deps.status() : undefined);
+      return reply(200, "text/html; charset=utf-8", page.html, page.headers);
+    }
     default:
       return reply(404, "text/plain", "not found\n");
   }
@@ -196,6 +219,68 @@ function statusAllowed(request: IncomingMessage, deps: HttpServerDeps): boolean 
   const expected = deps.statusToken?.();
   if (expected === undefined) return true;
   return tokenMatches(bearerToken(request), expected);
+}
+
+/**
+ * `POST /suspend` (JSON body `{"reason": "..."}`, optional) and `POST /resume`: behind the status token
+ * when one is set, else the webhook token; off when neither is set, since anyone who reaches the port
+ * could otherwise stop every write.
+ */
+async function operatorSwitch(
+  request: IncomingMessage,
+  action: SwitchRequest["action"],
+  deps: HttpServerDeps,
+  reply: Reply,
+) {
+  const json = (code: number, body: Record<string, unknown>) =>
+    reply(code, "application/json", `${JSON.stringify(body)}\n`);
+  const body = await readBody(request, MAX_SWITCH_BODY);
+  if (request.method !== "POST") return reply(405, "text/plain", "use POST\n", { allow: "POST" });
+  const expected = deps.statusToken?.() ?? deps.webhookToken();
+  if (expected === undefined || !deps.onSwitch) {
+    return json(403, {
+      error: `/${action} is off: set ${SETTINGS.statusToken.env} (or ${SETTINGS.webhookToken.env}) on the daemon to allow it`,
+    });
+  }
+  if (!tokenMatches(bearerToken(request), expected)) {
+    deps.logger.warn(
+      { remote: request.socket.remoteAddress, action },
+      "suspend switch rejected: wrong token",
+    );
+    return reply(401, "text/plain", "wrong or missing token\n", { "www-authenticate": "Bearer" });
+  }
+  if (body === undefined) return json(413, { error: `the body is over ${MAX_SWITCH_BODY} bytes` });
+  const reason = action === "suspend" ? reasonOf(body) : undefined;
+  if (reason instanceof Error) return json(400, { error: reason.message });
+  const answer = await deps.onSwitch(
+    action === "suspend" ? { action, ...(reason ? { reason } : {}) } : { action },
+  );
+  return json(answer.code, answer.body);
+}
+
+/** The `reason` of a suspend's JSON body (none for an empty body), or the Error to answer 400 with. */
+function reasonOf(body: string): string | undefined | Error {
+  if (body.trim() === "") return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return new Error('the body must be JSON: {"reason": "..."}');
+  }
+  const reason = (parsed as { reason?: unknown } | null)?.reason;
+  if (reason === undefined) return undefined;
+  return typeof reason === "string" ? reason : new Error("reason must be a string");
+}
+
+/** The request's body as text, or undefined when it is longer than `max` bytes (the rest is drained). */
+async function readBody(request: IncomingMessage, max: number): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size <= max) chunks.push(chunk);
+  }
+  return size > max ? undefined : Buffer.concat(chunks).toString("utf8");
 }
 
 async function hook(request: IncomingMessage, path: string, deps: HttpServerDeps, reply: Reply) {

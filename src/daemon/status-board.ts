@@ -1,5 +1,7 @@
 import { messageOf } from "../errors.js";
+import type { BudgetUsage } from "../platform/budget.js";
 import { type PassResult, type ResourceStatus, resourceId, type Trigger } from "../resources.js";
+import type { Suspended } from "../state/store.js";
 
 /** A watched, read-only resource (AlertWatch, BackupWatch) as the last poll saw it. */
 export type WatchStatus = ResourceStatus & {
@@ -26,6 +28,10 @@ export type StatusEntry = {
 /** The body of `GET /status`. */
 export type StatusDocument = {
   revision: string | null;
+  /** Set while `driftless suspend` holds every write (until `driftless resume`). */
+  suspended: Suspended | null;
+  /** Each API's rate budget now: grants in the current window, of its limit, and requests waiting. */
+  budget: Array<BudgetUsage & { api: string }>;
   ready: boolean;
   leader: boolean;
   lastPass: {
@@ -88,10 +94,16 @@ export class StatusBoard {
     return [...byKey.values()];
   }
 
-  snapshot(leader: boolean): StatusDocument {
+  /** The document of `GET /status`; `suspended` and `budget` are the daemon's, not the passes'. */
+  snapshot(
+    leader: boolean,
+    daemon: { suspended?: Suspended | undefined; budget?: StatusDocument["budget"] } = {},
+  ): StatusDocument {
     const pass = this.lastPass;
     return {
       revision: pass?.revision ?? null,
+      suspended: daemon.suspended ?? null,
+      budget: daemon.budget ?? [],
       ready: this.ready,
       leader,
       lastPass: pass

@@ -51,7 +51,12 @@ export interface Budget {
    * `maxServerWaitMs` from now if that is sooner.
    */
   holdUntil(epochMs: number): void;
+  /** How much of the window is spent now, for the status page. */
+  usage(): BudgetUsage;
 }
+
+/** A budget now: grants counted in the current window, of `limit`, and requests waiting for one. */
+export type BudgetUsage = { used: number; limit: number; windowSeconds: number; waiting: number };
 
 type Waiter = {
   resolve: (release: Release) => void;
@@ -132,6 +137,11 @@ export function createBudget(options: BudgetOptions): Budget {
     holdUntil(epochMs) {
       heldUntil = Math.max(heldUntil, Math.min(epochMs, Date.now() + maxServerWaitMs));
       pump();
+    },
+    usage() {
+      slots = freeAt(slots, Date.now(), { requests, windowMs }).slots;
+      const waiters = PRIORITIES.reduce((sum, priority) => sum + queues[priority].length, 0);
+      return { used: slots.length, limit: requests, windowSeconds: windowMs / 1000, waiting: waiters };
     },
   };
 }

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { isApiError, isUnknownOutcomeError, messageOf } from "../errors.js";
+import { DRIFTLESS_ANNOTATIONS } from "../manifests/fields.js";
 import type { Manifest } from "../manifests/manifest.js";
 import { planResource, recordResult } from "../plan/planners.js";
 import { unknownCreateMessage } from "../plan/reverse-private-endpoint.js";
@@ -8,7 +9,7 @@ import { stored } from "../plan/values.js";
 import { type PlanView, viewOf } from "../plan/view.js";
 import { ROUTES } from "../platform/routes.js";
 import { type Failure, type ResourceStatusName, resourceId } from "../resources.js";
-import type { ResourceRecord } from "../state/store.js";
+import type { ResourceRecord, Suspended } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import { resolveDesired } from "./desired.js";
 import { managedRecord } from "./records.js";
@@ -137,6 +138,8 @@ class Job {
 /** Plan, send, record, save; again while the plan still has something to send. Never throws. */
 export async function applyResource(manifest: Manifest, run: ResourceRun): Promise<ResourceOutcome> {
   const job = new Job(manifest, run);
+  const suspended = suspendedBecause(manifest, run.pass.state.suspended);
+  if (suspended) return job.finish("Suspended", suspended);
   const unsaved = run.pass.undurable.get(job.id);
   if (unsaved !== undefined) {
     return job.finish(
@@ -185,6 +188,19 @@ export async function applyResource(manifest: Manifest, run: ResourceRun): Promi
     "Failed",
     `still had changes to send after ${MAX_ROUNDS} requests; the platform's answers do not match the manifest`,
   );
+}
+
+/** Why nothing is sent for `manifest`: the whole daemon or the resource is suspended; else undefined. */
+export function suspendedBecause(manifest: Manifest, daemon: Suspended | undefined): string | undefined {
+  if (daemon) {
+    const reason = daemon.reason ? ` (${daemon.reason})` : "";
+    return `driftless is suspended since ${daemon.since}${reason}: nothing is sent until driftless resume`;
+  }
+  const annotation = DRIFTLESS_ANNOTATIONS.suspend;
+  if (manifest.annotations[annotation] === "true") {
+    return `suspended by its annotation ${annotation}: "true": nothing is sent for it until it is removed`;
+  }
+  return undefined;
 }
 
 /** What to tell an operator whose allowance to create again was already spent. */
@@ -282,6 +298,10 @@ function refusedBefore(job: Job, fingerprint: string): ResourceOutcome | undefin
  */
 async function mayWrite(job: Job): Promise<ResourceOutcome | undefined> {
   const { pass, deps } = job.run;
+  // A suspend that arrived while this pass runs stops it before its next write.
+  deps.suspension?.sync(pass.state);
+  const suspended = suspendedBecause(job.manifest, pass.state.suspended);
+  if (suspended) return job.finish("Suspended", suspended);
   if (pass.stopped === undefined) {
     try {
       await deps.store.ensureWritable();

@@ -9,13 +9,14 @@ import { type EndpointRef, PHASES, type Phase, type Specs } from "../plan/types.
 import { member } from "../plan/values.js";
 import { type PlanView, viewOf } from "../plan/view.js";
 import { parseResourceId, resourceId } from "../resources.js";
-import type { ResourceRecord, StateStore } from "../state/store.js";
+import type { ResourceRecord } from "../state/store.js";
 import { PassMetrics } from "../telemetry/pass-metrics.js";
 import {
   applyResource,
   keyContext,
   markChanged,
   type ResourceRun,
+  suspendedBecause,
   type TerminalFailures,
 } from "./apply-resource.js";
 import { resolveDesired } from "./desired.js";
@@ -123,6 +124,12 @@ export async function planPass(
       if (phaseOf(m.kind) !== phase) continue;
       const id = resourceId(m);
       const record = pass.state.resources[id];
+      // What apply would do: send nothing for it (status Suspended).
+      const suspended = suspendedBecause(m, pass.state.suspended);
+      if (suspended) {
+        resources.push({ kind: m.kind, name: m.name, outcome: "wait", reason: suspended, changes: [] });
+        continue;
+      }
       try {
         const resolved = options.desired
           ? options.desired(m, record)
@@ -250,20 +257,32 @@ async function applyPass(
     base: contextOf(pass, deps),
     allow: new Set(options.allowCreate ?? []),
     options,
-    save: chainedSaves(deps.store, pass),
+    save: chainedSaves(deps, pass),
     log,
     terminal: memory.terminal,
   };
+  deps.suspension?.sync(pass.state);
   restoreUnsaved(run, memory.unsaved);
   rearmAllowances(run);
   const settled = settle(pass, deps, log);
   for (const id of settled.changed) markChanged(pass, id);
+  await saveSuspension(run);
   await saveBeforeApplying(run);
 
   const statuses = [...invalidStatuses(pass, deps), ...unmanagedStatuses(settled, deps)];
   for (const phase of PHASES) statuses.push(...(await applyPhase(run, phase)));
   await run.save.settled();
   return { result: finishPass(run, statuses, passMetrics), pass };
+}
+
+/** A suspend or resume asked for since the last save is saved before anything is sent. */
+async function saveSuspension(run: PassRun): Promise<void> {
+  if (!run.deps.suspension?.pending()) return;
+  try {
+    await run.save();
+  } catch (error) {
+    run.log.warn({ err: error }, "suspend or resume not saved yet: the next save of the state records it");
+  }
 }
 
 type PassRun = ResourceRun & { save: ChainedSave };
@@ -273,12 +292,14 @@ type ChainedSave = (() => Promise<void>) & { settled(): Promise<void> };
  * Saves chained one after the other, so two resources finishing together never write the state at once.
  * A save that succeeds counts the records changed before it as saved.
  */
-function chainedSaves(store: StateStore, pass: Pass): ChainedSave {
+function chainedSaves({ store, suspension }: EngineDeps, pass: Pass): ChainedSave {
   let saving: Promise<void> = Promise.resolve();
   const save = (): Promise<void> => {
     const next = saving.then(async () => {
       const changes = new Map(pass.dirty);
+      const token = suspension?.sync(pass.state);
       await store.save(pass.state);
+      if (token !== undefined) suspension?.saved(token);
       for (const [id, count] of changes) if (pass.dirty.get(id) === count) pass.dirty.delete(id);
     });
     saving = next.catch(() => {});
@@ -360,10 +381,11 @@ function finishPass(
     finishedAt: finishedAt.toISOString(),
     statuses,
     manifestErrors: pass.set.problems.length,
-    // A record kept after its manifest was deleted is as the manifests say: nothing to do for it.
+    // A record kept after its manifest was deleted is as the manifests say, and Suspended is an
+    // operator's choice (DriftlessSuspendedTooLong watches it): neither is a failure.
     ok:
       pass.set.problems.length === 0 &&
-      statuses.every((s) => s.status === "Synced" || s.status === "Unmanaged"),
+      statuses.every((s) => s.status === "Synced" || s.status === "Unmanaged" || s.status === "Suspended"),
   };
   passMetrics?.recordPass(result);
   passMetrics?.recordStatuses(result.statuses);

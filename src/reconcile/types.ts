@@ -70,10 +70,28 @@ export type EngineDeps = {
   managementKeyId?: (organizationId: string) => string | undefined;
   /** Resources handled at once within a phase; default 4. */
   concurrency?: number;
+  /** The daemon's suspend/resume switch, laid over the state each pass reads and saves. */
+  suspension?: SuspensionSwitch;
   /** Called as each resource finishes (progress output). */
   onResource?: (result: ResourceOutcome) => void;
   now?: () => Date;
 };
+
+/**
+ * A suspend or resume asked for while passes run (`POST /suspend`): the engine writes it into the state
+ * it saves, so that it survives a restart, and reads the saved one back after a restart or a new leader.
+ */
+export interface SuspensionSwitch {
+  /**
+   * Lays a change asked for and not saved yet over `state`; without one, takes the state's own. Returns
+   * the token to give saved() once `state` is saved.
+   */
+  sync(state: State): number;
+  /** The state given to sync() with `token` is saved. */
+  saved(token: number): void;
+  /** True while a change asked for is not saved yet. */
+  pending(): boolean;
+}
 
 /** The options of an apply pass (kept as a name of its own for the commands). */
 export type ApplyOptions = PassOptions;

@@ -32,6 +32,7 @@ const SavedState = z.object({
   version: z.literal(STATE_VERSION),
   salt: z.string().min(1),
   resources: z.record(z.string(), ResourceRecord),
+  suspended: z.looseObject({ since: z.string(), reason: z.string().optional() }).optional(),
 });
 
 /** An empty state with a new random salt for the secret hashes. */

@@ -41,11 +41,16 @@ export type ResourceRecord = {
   unmanagedSince?: string;
 };
 
+/** `driftless suspend`: every write is stopped since `since` (ISO-8601), until `driftless resume`. */
+export type Suspended = { since: string; reason?: string };
+
 export type State = {
   version: 1;
   /** Key of the secret HMACs; made once per store, and kept in this same state (see above). */
   salt: string;
   resources: Record<string, ResourceRecord>;
+  /** Set while the daemon is suspended: kept in the state so that a restart stays suspended. */
+  suspended?: Suspended;
 };
 
 export interface StateStore {

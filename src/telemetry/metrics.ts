@@ -1,6 +1,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, type Registry } from "prom-client";
 import { KINDS } from "../manifests/manifest.js";
 import { FAILURES, RESOURCE_STATUSES } from "../resources.js";
+import { VERSION } from "../version.js";
 
 /** Every manifest kind, so each has its `driftless_resources` series from the start. */
 export const RESOURCE_KINDS = KINDS;
@@ -9,8 +10,11 @@ export const RESOURCE_KINDS = KINDS;
  * Every metric driftless exports, registered once on the registry passed in. The names in
  * docs/daemon.md#metrics are fixed; label sets that are known up front are initialised to 0 so dashboards show 0, not "no data".
  */
-export function createMetrics(registry: Registry, options: { defaultMetrics?: boolean } = {}) {
-  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: "driftless_" });
+export function createMetrics(
+  registry: Registry,
+  options: { defaultMetrics?: boolean; build?: BuildInfo } = {},
+) {
+  if (options.defaultMetrics ?? true) collectProcessMetrics(registry);
   const registers = [registry];
 
   const metrics = {
@@ -128,6 +132,17 @@ export function createMetrics(registry: Registry, options: { defaultMetrics?: bo
       labelNames: ["revision"] as const,
       registers,
     }),
+    buildInfo: new Gauge({
+      name: "driftless_build_info",
+      help: "1, labelled with the version, the git commit it was built from and the Node.js version.",
+      labelNames: ["version", "revision", "node"] as const,
+      registers,
+    }),
+    suspended: new Gauge({
+      name: "driftless_suspended",
+      help: "1 while every write is suspended (driftless suspend), until driftless resume.",
+      registers,
+    }),
     leader: new Gauge({
       name: "driftless_leader",
       help: "1 while this replica holds the leader lease (or leader election is off).",
@@ -143,7 +158,28 @@ export function createMetrics(registry: Registry, options: { defaultMetrics?: bo
   }
   for (const api of ["management", "observability"]) metrics.apiRateLimited.inc({ api }, 0);
   metrics.manifestErrors.set(0);
+  metrics.suspended.set(0);
+  const build = options.build ?? { version: VERSION, revision: UNKNOWN_REVISION };
+  metrics.buildInfo.set({ ...build, node: process.versions.node }, 1);
   return metrics;
+}
+
+/** What `driftless_build_info` says of this build. */
+export type BuildInfo = { version: string; revision: string };
+
+/** The revision of a build that was not told its git commit (DRIFTLESS_BUILD_REVISION unset). */
+export const UNKNOWN_REVISION = "unknown";
+
+/**
+ * prom-client's default process and Node.js metrics, less its `nodejs_active_*_total` gauges: a
+ * `_total` name says counter, so `promtool check metrics` rejects them, and each is only the sum of
+ * its `driftless_nodejs_active_*{type}` gauge, which stays.
+ */
+function collectProcessMetrics(registry: Registry): void {
+  collectDefaultMetrics({ register: registry, prefix: "driftless_" });
+  for (const what of ["handles", "requests", "resources"]) {
+    registry.removeSingleMetric(`driftless_nodejs_active_${what}_total`);
+  }
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,108 @@
+import type { SuspensionSwitch } from "../reconcile/types.js";
+import type { State, Suspended } from "../state/store.js";
+
+/**
+ * The daemon's `driftless suspend` / `resume`. The switch takes effect at once in memory (the engine
+ * asks before every write); the pass loop saves it into the state, the only writer of the state, so
+ * that a restart or a new leader stays suspended. Until the first pass, the state's value is unknown.
+ */
+export class Suspension implements SuspensionSwitch {
+  private value: Suspended | undefined;
+  private known = false;
+  /** Changes asked for, and changes saved: a change is pending while asked > savedUpTo. */
+  private asked = 0;
+  private savedUpTo = 0;
+  private waiters: Array<{ token: number; resolve: (saved: boolean) => void }> = [];
+
+  /** `onChange` hears every new value (the driftless_suspended gauge). */
+  constructor(private readonly onChange: (value: Suspended | undefined) => void = () => {}) {}
+
+  /** The suspension now; undefined when not suspended (or not known yet: see `known`). */
+  get current(): Suspended | undefined {
+    return this.value;
+  }
+
+  /** False until a pass has read the state (or a change was asked for). */
+  get isKnown(): boolean {
+    return this.known;
+  }
+
+  /** Suspends every write from now; suspending again keeps the first time and takes the new reason. */
+  suspend(reason: string | undefined, now: Date): Suspended {
+    const since = this.value?.since ?? now.toISOString();
+    return this.set({ since, ...(reason ? { reason } : {}) }) as Suspended;
+  }
+
+  /** Lets writes go again. */
+  resume(): void {
+    this.set(undefined);
+  }
+
+  /**
+   * Resolves true once the last change asked for is in a saved state, false after `timeoutMs` (the
+   * state store is failing, or no pass ran) or when this replica stops leading.
+   */
+  whenSaved(timeoutMs: number): Promise<boolean> {
+    const token = this.asked;
+    if (this.savedUpTo >= token) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter = { token, resolve };
+      this.waiters.push(waiter);
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        resolve(false);
+      }, timeoutMs);
+      waiter.resolve = (saved) => {
+        clearTimeout(timer);
+        resolve(saved);
+      };
+    });
+  }
+
+  saved(token: number): void {
+    this.savedUpTo = Math.max(this.savedUpTo, token);
+    const done = this.waiters.filter((waiter) => waiter.token <= this.savedUpTo);
+    this.waiters = this.waiters.filter((waiter) => waiter.token > this.savedUpTo);
+    for (const waiter of done) waiter.resolve(true);
+  }
+
+  sync(state: State): number {
+    if (this.pending()) {
+      if (this.value) state.suspended = { ...this.value };
+      else delete state.suspended;
+      return this.asked;
+    }
+    this.known = true;
+    if (!sameSuspension(this.value, state.suspended)) {
+      this.value = state.suspended ? { ...state.suspended } : undefined;
+      this.onChange(this.value);
+    }
+    return this.savedUpTo;
+  }
+
+  pending(): boolean {
+    return this.asked > this.savedUpTo;
+  }
+
+  /** Forgets everything: a replica that stops leading learns the state again when it leads again. */
+  forget(): void {
+    // A change not saved yet is dropped: the new leader's state decides.
+    this.savedUpTo = this.asked;
+    this.known = false;
+    this.value = undefined;
+    this.onChange(undefined);
+    for (const waiter of this.waiters.splice(0)) waiter.resolve(false);
+  }
+
+  private set(value: Suspended | undefined): Suspended | undefined {
+    this.value = value;
+    this.known = true;
+    this.asked++;
+    this.onChange(value);
+    return value;
+  }
+}
+
+function sameSuspension(a: Suspended | undefined, b: Suspended | undefined): boolean {
+  return a?.since === b?.since && a?.reason === b?.reason;
+}
