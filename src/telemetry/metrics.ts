@@ -16,138 +16,113 @@ export function createMetrics(
 ) {
   if (options.defaultMetrics ?? true) collectProcessMetrics(registry);
   const registers = [registry];
+  const counter = <L extends string = never>(name: string, help: string, labelNames: readonly L[] = []) =>
+    new Counter<L>({ name, help, labelNames, registers });
+  const gauge = <L extends string = never>(name: string, help: string, labelNames: readonly L[] = []) =>
+    new Gauge<L>({ name, help, labelNames, registers });
+  const histogram = <L extends string = never>(
+    name: string,
+    help: string,
+    buckets: number[],
+    labelNames: readonly L[] = [],
+  ) => new Histogram<L>({ name, help, buckets, labelNames, registers });
 
   const metrics = {
-    reconcileTotal: new Counter({
-      name: "driftless_reconcile_total",
-      help: "Reconcile passes, by result.",
-      labelNames: ["result"] as const,
-      registers,
-    }),
-    reconcileDuration: new Histogram({
-      name: "driftless_reconcile_duration_seconds",
-      help: "Wall time of a reconcile pass.",
-      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
-      registers,
-    }),
-    resources: new Gauge({
-      name: "driftless_resources",
-      help: "Resources by kind and status.",
-      labelNames: ["kind", "status"] as const,
-      registers,
-    }),
-    resourcesFailed: new Gauge({
-      name: "driftless_resources_failed",
-      help: "Failed resources by kind and failure: transient (tried again by the next pass) or terminal (tried again when an input changes).",
-      labelNames: ["kind", "failure"] as const,
-      registers,
-    }),
-    manifestErrors: new Gauge({
-      name: "driftless_manifest_errors",
-      help: "Problems found in the manifests of the newest revision.",
-      registers,
-    }),
-    apiRequests: new Counter({
-      name: "driftless_api_requests_total",
-      help: "Requests sent to the platform APIs, by route template and answer code.",
-      labelNames: ["api", "method", "route", "code"] as const,
-      registers,
-    }),
-    organizationRequests: new Counter({
-      name: "driftless_organization_requests_total",
-      help: "Requests sent to the management API, by the organization they act on and answer code.",
-      labelNames: ["organization", "code"] as const,
-      registers,
-    }),
-    apiRequestDuration: new Histogram({
-      name: "driftless_api_request_duration_seconds",
-      help: "Time from sending a request to its answer.",
-      labelNames: ["api", "method", "route"] as const,
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-      registers,
-    }),
-    apiRateLimited: new Counter({
-      name: "driftless_api_rate_limited_total",
-      help: "429 answers received from the platform APIs.",
-      labelNames: ["api"] as const,
-      registers,
-    }),
-    apiBudgetWaitSeconds: new Histogram({
-      name: "driftless_api_budget_wait_seconds",
-      help: "Time a request waited for driftless's own rate budget, by priority.",
-      labelNames: ["api", "priority"] as const,
-      buckets: [0, 0.01, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60],
-      registers,
-    }),
-    alertState: new Gauge({
-      name: "driftless_alert_state",
-      help: "1 for the current state of each watched alert.",
-      labelNames: ["alert", "name", "state"] as const,
-      registers,
-    }),
-    alertFiring: new Gauge({
-      name: "driftless_alert_firing",
-      help: "1 while a watched alert is in one of the firing states (DRIFTLESS_ALERT_FIRING_STATES), else 0.",
-      labelNames: ["alert", "name"] as const,
-      registers,
-    }),
-    backupLastFinished: new Gauge({
-      name: "driftless_backup_last_finished_timestamp_seconds",
-      help: "Finish time of the newest finished backup.",
-      labelNames: ["organization", "service"] as const,
-      registers,
-    }),
-    backupStale: new Gauge({
-      name: "driftless_backup_stale",
-      help: "1 when the newest backup is older than the BackupWatch's maxAge.",
-      labelNames: ["organization", "service"] as const,
-      registers,
-    }),
-    backupSizeBytes: new Gauge({
-      name: "driftless_backup_last_size_bytes",
-      help: "Size of the newest finished backup.",
-      labelNames: ["organization", "service"] as const,
-      registers,
-    }),
-    backupDurationSeconds: new Gauge({
-      name: "driftless_backup_last_duration_seconds",
-      help: "Duration of the newest finished backup.",
-      labelNames: ["organization", "service"] as const,
-      registers,
-    }),
-    pollTotal: new Counter({
-      name: "driftless_poll_total",
-      help: "Alert and backup polls, by result.",
-      labelNames: ["result"] as const,
-      registers,
-    }),
-    lastSuccess: new Gauge({
-      name: "driftless_last_success_timestamp_seconds",
-      help: "End time of the last reconcile pass in which every resource was in sync.",
-      registers,
-    }),
-    sourceRevision: new Gauge({
-      name: "driftless_source_revision_info",
-      help: "1 for the revision of the manifests of the last pass.",
-      labelNames: ["revision"] as const,
-      registers,
-    }),
-    buildInfo: new Gauge({
-      name: "driftless_build_info",
-      help: "1, labelled with the version, the git commit it was built from and the Node.js version.",
-      labelNames: ["version", "revision", "node"] as const,
-      registers,
-    }),
-    suspended: new Gauge({
-      name: "driftless_suspended",
-      help: "1 while every write is suspended (driftless suspend), until driftless resume.",
-      registers,
-    }),
-    leader: new Gauge({
-      name: "driftless_leader",
-      help: "1 while this replica holds the leader lease (or leader election is off).",
-      registers,
-    }),
+    reconcileTotal: counter("driftless_reconcile_total", "Reconcile passes, by result.", ["result"]),
+    reconcileDuration: histogram(
+      "driftless_reconcile_duration_seconds",
+      "Wall time of a reconcile pass.",
+      [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    ),
+    resources: gauge("driftless_resources", "Resources by kind and status.", ["kind", "status"]),
+    resourcesFailed: gauge(
+      "driftless_resources_failed",
+      "Failed resources by kind and failure: transient (tried again by the next pass) or terminal (tried again when an input changes).",
+      ["kind", "failure"],
+    ),
+    manifestErrors: gauge(
+      "driftless_manifest_errors",
+      "Problems found in the manifests of the newest revision.",
+    ),
+    apiRequests: counter(
+      "driftless_api_requests_total",
+      "Requests sent to the platform APIs, by route template and answer code.",
+      ["api", "method", "route", "code"],
+    ),
+    organizationRequests: counter(
+      "driftless_organization_requests_total",
+      "Requests sent to the management API, by the organization they act on and answer code.",
+      ["organization", "code"],
+    ),
+    apiRequestDuration: histogram(
+      "driftless_api_request_duration_seconds",
+      "Time from sending a request to its answer.",
+      [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      ["api", "method", "route"],
+    ),
+    apiRateLimited: counter(
+      "driftless_api_rate_limited_total",
+      "429 answers received from the platform APIs.",
+      ["api"],
+    ),
+    apiBudgetWaitSeconds: histogram(
+      "driftless_api_budget_wait_seconds",
+      "Time a request waited for driftless's own rate budget, by priority.",
+      [0, 0.01, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60],
+      ["api", "priority"],
+    ),
+    alertState: gauge("driftless_alert_state", "1 for the current state of each watched alert.", [
+      "alert",
+      "name",
+      "state",
+    ]),
+    alertFiring: gauge(
+      "driftless_alert_firing",
+      "1 while a watched alert is in one of the firing states (DRIFTLESS_ALERT_FIRING_STATES), else 0.",
+      ["alert", "name"],
+    ),
+    backupLastFinished: gauge(
+      "driftless_backup_last_finished_timestamp_seconds",
+      "Finish time of the newest finished backup.",
+      ["organization", "service"],
+    ),
+    backupStale: gauge(
+      "driftless_backup_stale",
+      "1 when the newest backup is older than the BackupWatch's maxAge.",
+      ["organization", "service"],
+    ),
+    backupSizeBytes: gauge("driftless_backup_last_size_bytes", "Size of the newest finished backup.", [
+      "organization",
+      "service",
+    ]),
+    backupDurationSeconds: gauge(
+      "driftless_backup_last_duration_seconds",
+      "Duration of the newest finished backup.",
+      ["organization", "service"],
+    ),
+    pollTotal: counter("driftless_poll_total", "Alert and backup polls, by result.", ["result"]),
+    lastSuccess: gauge(
+      "driftless_last_success_timestamp_seconds",
+      "End time of the last reconcile pass in which every resource was in sync.",
+    ),
+    sourceRevision: gauge(
+      "driftless_source_revision_info",
+      "1 for the revision of the manifests of the last pass.",
+      ["revision"],
+    ),
+    buildInfo: gauge(
+      "driftless_build_info",
+      "1, labelled with the version, the git commit it was built from and the Node.js version.",
+      ["version", "revision", "node"],
+    ),
+    suspended: gauge(
+      "driftless_suspended",
+      "1 while every write is suspended (driftless suspend), until driftless resume.",
+    ),
+    leader: gauge(
+      "driftless_leader",
+      "1 while this replica holds the leader lease (or leader election is off).",
+    ),
   };
 
   for (const result of ["success", "error"]) metrics.reconcileTotal.inc({ result }, 0);
