@@ -1,6 +1,12 @@
 import { messageOf } from "../errors.js";
 import type { BudgetUsage } from "../platform/budget.js";
-import { type PassResult, type ResourceStatus, resourceId, type Trigger } from "../resources.js";
+import {
+  type Failure,
+  type PassResult,
+  type ResourceStatus,
+  resourceId,
+  type Trigger,
+} from "../resources.js";
 import type { Suspended } from "../state/store.js";
 
 /** A watched, read-only resource (AlertWatch, BackupWatch) as the last poll saw it. */
@@ -18,6 +24,8 @@ export type StatusEntry = {
   status: string;
   /** The organization of the management kinds; absent for dashboards and alert watches. */
   organization?: string;
+  /** Of a Failed resource: transient (the next pass tries again) or terminal (waits for a change). */
+  failure?: Failure;
   lastError: string | null;
   requestId: string | null;
   lastAppliedAt: string | null;
@@ -127,6 +135,7 @@ function entryOf(status: ResourceStatus | WatchStatus): StatusEntry {
     name: status.name,
     status: status.status,
     ...(status.organization ? { organization: status.organization } : {}),
+    ...("failure" in status && status.failure ? { failure: status.failure } : {}),
     lastError: status.status === "Synced" ? null : (status.message ?? null),
     requestId: status.requestId ?? null,
     lastAppliedAt: status.lastAppliedAt ?? null,

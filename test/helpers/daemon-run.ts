@@ -52,7 +52,13 @@ export const files = (name: string) => ({ "keys/ci-deployer.yaml": apiKey(name),
 
 export type StatusBody = {
   revision: string | null;
-  resources: Array<{ kind: string; name: string; status: string; lastError: string | null }>;
+  resources: Array<{
+    kind: string;
+    name: string;
+    status: string;
+    lastError: string | null;
+    failure?: string;
+  }>;
 };
 
 export type RunContext = {
