@@ -13,7 +13,7 @@ export const STATE_VERSION = 1;
 
 const Strings = z.record(z.string(), z.string());
 
-const ResourceRecord = z.looseObject({
+export const ResourceRecordSchema = z.looseObject({
   kind: z.string(),
   name: z.string(),
   applied: z.record(z.string(), z.unknown()).optional(),
@@ -26,11 +26,20 @@ const ResourceRecord = z.looseObject({
   allowanceUsedAt: z.string().optional(),
 });
 
-const SavedState = z.object({
+// Loose: a top-level field added by another lane of this format version (e.g. `suspended`) is kept.
+const SavedState = z.looseObject({
   version: z.literal(STATE_VERSION),
   salt: z.string().min(1),
-  resources: z.record(z.string(), ResourceRecord),
+  resources: z.record(z.string(), ResourceRecordSchema),
 });
+
+/** The top-level fields of a state, every one but `resources` (which the stores keep per record). */
+export const TopLevelSchema = z.looseObject({
+  version: z.literal(STATE_VERSION),
+  salt: z.string().min(1),
+});
+
+export type TopLevel = Omit<State, "resources">;
 
 /** An empty state with a new random salt for the secret hashes. */
 export function newState(): State {
@@ -41,35 +50,70 @@ export function serializeState(state: State): string {
   return `${JSON.stringify(state, null, 1)}\n`;
 }
 
+/** The text of each record, by resource id: what a store compares to know which records a save changed. */
+export function recordTexts(state: State): Map<string, string> {
+  const texts = new Map<string, string>();
+  for (const [id, record] of Object.entries(state.resources)) texts.set(id, JSON.stringify(record));
+  return texts;
+}
+
+/** The text of the top-level fields (all but `resources`), compared as recordTexts are. */
+export function topLevelText(state: State): string {
+  const { resources: _, ...top } = state;
+  return JSON.stringify(top);
+}
+
+/**
+ * The shape of `json` checked against `schema`; throws StateError naming `where` and the field, and
+ * saying what to do, when it does not fit.
+ */
+export function checked<T>(schema: z.ZodType<T>, json: unknown, where: string): T {
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    throw new StateError(
+      `${where} is not a driftless state: ${z.prettifyError(parsed.error)}. ${KEEP}: restore it from a backup, or move it aside to start from an empty state`,
+      { cause: parsed.error },
+    );
+  }
+  return parsed.data;
+}
+
 /**
  * The State saved in `text`, read from `where` (named in errors). Throws StateError when it is not
  * JSON, has another format version, or does not have the shape of a state.
  */
 export function parseState(text: string, where: string): State {
-  const keep = "It was left as it is";
-  let json: unknown;
+  return checked(SavedState, versioned(parseJson(text, where), where), where) as State;
+}
+
+/** The top-level fields saved in `text` (the Kubernetes store's meta Secret); throws as parseState. */
+export function parseTopLevel(text: string, where: string): TopLevel {
+  return checked(TopLevelSchema, versioned(parseJson(text, where), where), where) as TopLevel;
+}
+
+const KEEP = "It was left as it is";
+
+/** `text` as JSON; throws StateError saying the state at `where` is corrupt. */
+export function parseJson(text: string, where: string): unknown {
   try {
-    json = JSON.parse(text);
+    return JSON.parse(text);
   } catch (error) {
     throw new StateError(
-      `${where} is corrupt (not valid JSON: ${(error as Error).message}). ${keep}: restore it from a backup, or move it aside to start from an empty state (driftless then forgets what it created)`,
+      `${where} is corrupt (not valid JSON: ${(error as Error).message}). ${KEEP}: restore it from a backup, or move it aside to start from an empty state (driftless then forgets what it created)`,
       { cause: error },
     );
   }
+}
+
+/** `json`, unless it names a format version other than this driftless's (then StateError). */
+function versioned(json: unknown, where: string): unknown {
   const version = (json as { version?: unknown } | null)?.version;
   if (typeof version === "number" && version !== STATE_VERSION) {
     throw new StateError(
       `${where} has state format version ${version}, and this driftless reads version ${STATE_VERSION} only: ${
         version > STATE_VERSION ? "run a newer driftless" : "migrate it with the driftless that wrote it"
-      }. ${keep}`,
+      }. ${KEEP}`,
     );
   }
-  const parsed = SavedState.safeParse(json);
-  if (!parsed.success) {
-    throw new StateError(
-      `${where} is not a driftless state: ${z.prettifyError(parsed.error)}. ${keep}: restore it from a backup, or move it aside to start from an empty state`,
-      { cause: parsed.error },
-    );
-  }
-  return parsed.data as State;
+  return json;
 }
