@@ -6,7 +6,6 @@ import { isStateError } from "../src/errors.js";
 import {
   createKubernetesStateStore,
   META_KEY,
-  SHARD_COUNT,
   SHARD_KEY,
   STATE_KEY,
   shardName,
@@ -17,6 +16,7 @@ import type { ResourceRecord, State } from "../src/state/store.js";
 import { createLogger } from "../src/telemetry/logger.js";
 import { type FakeKubernetes, startFakeKubernetes } from "./helpers/fake-kubernetes.js";
 import { realisticState } from "./helpers/realistic-state.js";
+import { stateInSecrets } from "./helpers/state-secrets.js";
 import { describeStateStore } from "./helpers/state-store-contract.js";
 
 const NAMESPACE = "driftless-test";
@@ -52,18 +52,7 @@ const stateWith = (salt: string, names: string[]): State => ({
   ),
 });
 
-/** The state the Secrets hold, read as an operator would: the meta Secret, then every shard. */
-const storedState = (): State | undefined => {
-  const meta = fake.get("secrets", NAMESPACE, "driftless-state")?.data?.[META_KEY];
-  if (!meta) return undefined;
-  const state = { ...JSON.parse(Buffer.from(meta, "base64").toString("utf8")), resources: {} };
-  for (let index = 0; index < SHARD_COUNT; index++) {
-    const data = fake.get("secrets", NAMESPACE, shardName("driftless-state", index))?.data?.[SHARD_KEY];
-    if (data)
-      Object.assign(state.resources, JSON.parse(gunzipSync(Buffer.from(data, "base64")).toString("utf8")));
-  }
-  return state;
-};
+const storedState = () => stateInSecrets(fake, NAMESPACE);
 
 /** `count` ApiKey names that fall in one shard, the first of them `ApiKey/${first}`'s. */
 const sameShard = (count: number, first = "key-0"): string[] => {
