@@ -345,6 +345,19 @@ describe("the journal", () => {
     expect(await open().load()).toEqual(state);
   });
 
+  it("folds the journal into state.json on close, so that after a clean stop the file alone holds the state", async () => {
+    const store = open();
+    const state = pipes(await store.load(), 10);
+    await store.save(state);
+    (state.resources["DataPipe/p3"] as ResourceRecord).serverId = "journaled";
+    await store.save(state);
+
+    await store.close();
+
+    expect(JSON.parse(await readFile(join(dir, STATE_FILE), "utf8"))).toEqual(state);
+    expect(await readFile(join(dir, JOURNAL_FILE), "utf8")).toBe("");
+  });
+
   it("writes nothing for a save that changed nothing", async () => {
     const store = open();
     const state = pipes(await store.load(), 10);
@@ -388,6 +401,7 @@ describe("the journal", () => {
 
     // As if compaction had replaced the snapshot with the latest state and died before emptying the journal.
     await writeFile(join(dir, STATE_FILE), JSON.stringify(third));
+    await writeFile(join(dir, JOURNAL_FILE), journal);
 
     expect(journal.trim().split("\n")).toHaveLength(2);
     expect(await open().load()).toEqual(third);
@@ -447,11 +461,12 @@ describe("the journal", () => {
     const asWritten = structuredClone(loaded);
     (loaded.resources["DataPipe/pipe-3"] as ResourceRecord).serverId = "after the upgrade";
     await store.save(loaded);
+    const snapshotAfterSave = await readFile(join(dir, STATE_FILE), "utf8");
     await store.close();
 
     expect(asWritten).toEqual(JSON.parse(fixture));
     expect(asWritten.resources["ApiKey/ci-deployer"]).toMatchObject({ futureField: { kept: true } });
-    expect(await readFile(join(dir, STATE_FILE), "utf8")).toBe(fixture);
+    expect(snapshotAfterSave).toBe(fixture);
     expect(await open().load()).toEqual(loaded);
   });
 });

@@ -82,9 +82,19 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
   };
 
   const journal = join(dir, JOURNAL_FILE);
-  /** What the folder holds, as far as this process knows: the base of the next save's journal lines. */
+  /**
+   * What the folder holds, as far as this process knows: the base of the next save's journal lines,
+   * and, while the files still have the `signature` this process last saw, what the next load returns
+   * without reading them again.
+   */
   let onDisk:
-    | { records: Map<string, string>; top: string; snapshotBytes: number; journalBytes: number }
+    | {
+        records: Map<string, string>;
+        top: string;
+        snapshotBytes: number;
+        journalBytes: number;
+        signature?: string;
+      }
     | undefined;
   /** Set when an append may have left a torn line: the next save writes a snapshot instead. */
   let mustCompact = false;
@@ -94,6 +104,10 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
     if (!readOnly) await (await locked()).check();
     // A load of this process waits for its own saves: it never reads the folder mid-compaction.
     await writes;
+    // The lock holder is the only writer: unless the files were touched by hand, it knows what they hold.
+    if (!readOnly && onDisk?.signature && onDisk.signature === (await signatureOf(file, journal))) {
+      return stateOf(onDisk);
+    }
     let read: Awaited<ReturnType<typeof readFolder>>;
     try {
       read = await readFolder(file, journal);
@@ -120,6 +134,7 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
         top: topLevelText(state),
         snapshotBytes: Buffer.byteLength(read.snapshot),
         journalBytes,
+        signature: readOnly ? undefined : await signatureOf(file, journal),
       };
       return state;
     } catch (error) {
@@ -165,7 +180,8 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
     // Appended even when compacting: snapshot + journal stays the saved state at every step.
     if (onDisk && lines) await appendDurably(journal, lines);
     if (onDisk && !mustCompact && journalBytes <= Math.max(onDisk.snapshotBytes, MIN_COMPACTION_BYTES)) {
-      onDisk = { ...texts, snapshotBytes: onDisk.snapshotBytes, journalBytes };
+      const signature = lines ? await signatureOf(file, journal) : onDisk.signature;
+      onDisk = { ...texts, snapshotBytes: onDisk.snapshotBytes, journalBytes, signature };
       return;
     }
     const snapshot = serializeState(state);
@@ -174,7 +190,12 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
     });
     mustCompact = false;
-    onDisk = { ...texts, snapshotBytes: Buffer.byteLength(snapshot), journalBytes: 0 };
+    onDisk = {
+      ...texts,
+      snapshotBytes: Buffer.byteLength(snapshot),
+      journalBytes: 0,
+      signature: await signatureOf(file, journal),
+    };
   }
 
   async function ensureWritable(): Promise<void> {
@@ -187,10 +208,49 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
     await writes;
     const held = await lock?.catch(() => undefined);
     lock = undefined;
+    await compactOnClose(held);
     await held?.release();
   }
 
+  /**
+   * Folds the journal into the snapshot before the lock is released, so that after a clean stop
+   * state.json alone holds the state (what an operator reads, backs up or edits by hand). A failure
+   * only leaves the journal in place, which the next load replays.
+   */
+  async function compactOnClose(held: FileLock | undefined): Promise<void> {
+    if (!held || !onDisk || onDisk.journalBytes === 0 || unreadable) return;
+    try {
+      await held.check();
+      await writeFileAtomic(file, serializeState(stateOf(onDisk)));
+      await truncateDurably(journal, 0);
+    } catch (error) {
+      logger?.warn(
+        { err: error, file: journal },
+        "could not fold the journal into the state on close: left for the next load",
+      );
+    }
+  }
+
   return { file, load, save, ensureWritable, close };
+}
+
+/** The State whose texts are `known`: a new object each time, as a load's must be (callers mutate it). */
+function stateOf(known: { records: Map<string, string>; top: string }): State {
+  const records: string[] = [];
+  for (const [id, text] of known.records) records.push(`${JSON.stringify(id)}:${text}`);
+  return { ...JSON.parse(known.top), resources: JSON.parse(`{${records.join(",")}}`) } as State;
+}
+
+/**
+ * Identity, size and time of change of the snapshot and the journal: when they are what this process
+ * left, nobody else wrote them (the lock), so it need not read them again.
+ */
+async function signatureOf(file: string, journal: string): Promise<string> {
+  const of = async (path: string) => {
+    const found = await stat(path, { bigint: true }).catch(() => undefined);
+    return found ? `${found.ino}:${found.size}:${found.mtimeNs}:${found.ctimeNs}` : "none";
+  };
+  return `${await of(file)}|${await of(journal)}`;
 }
 
 /**
