@@ -105,7 +105,7 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
     // A load of this process waits for its own saves: it never reads the folder mid-compaction.
     await writes;
     // The lock holder is the only writer: unless the files were touched by hand, it knows what they hold.
-    if (!readOnly && onDisk?.signature && onDisk.signature === (await signatureOf(file, journal))) {
+    if (onDisk?.signature && onDisk.signature === (await signatureOf(file, journal))) {
       return stateOf(onDisk);
     }
     let read: Awaited<ReturnType<typeof readFolder>>;
@@ -129,12 +129,14 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
       const { bytes: journalBytes, torn } = replayJournal(state, read.journal, journal);
       unreadable = undefined;
       if (torn && !readOnly) await dropTornLine(journalBytes);
+      // A read-only store never saves: it needs no texts to compare a save against.
+      if (readOnly) return state;
       onDisk = {
         records: recordTexts(state),
         top: topLevelText(state),
         snapshotBytes: Buffer.byteLength(read.snapshot),
         journalBytes,
-        signature: readOnly ? undefined : await signatureOf(file, journal),
+        signature: await signatureOf(file, journal),
       };
       return state;
     } catch (error) {
