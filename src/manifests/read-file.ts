@@ -1,5 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
-import type { ParsedManifest } from "./manifest.js";
+import type { Manifest, ParsedManifest } from "./manifest.js";
 import { type ParseLimits, parseManifestFile } from "./parse.js";
 import type { Problem } from "./problem.js";
 import type { FoundFile } from "./walk.js";
@@ -14,11 +14,13 @@ export type ReadOptions = { maxFileBytes: number; limits: ParseLimits; cache?: P
  */
 export type ParseCache = {
   files: Map<string, { text: string; parsed: ReturnType<typeof parseManifestFile> }>;
+  /** The manifests with positions made of a file's parsed manifests (load.ts), reused with them. */
+  positioned: WeakMap<readonly ParsedManifest[], Manifest[]>;
 };
 
 /** An empty ParseCache, for a process that reads the same folder pass after pass (the daemon). */
 export function createParseCache(): ParseCache {
-  return { files: new Map() };
+  return { files: new Map(), positioned: new WeakMap() };
 }
 
 /** What reading one file gave: its text (kept for positions), its valid manifests and its problems. */
