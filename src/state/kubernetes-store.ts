@@ -178,26 +178,33 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
       return loaded(structuredClone(fresh), ...nothingSaved(metaVersion));
     }
     const shards = await mapLimited(shardIndexes, PARALLEL_REQUESTS, (index) => read(shardName(name, index)));
-    const read_at: Versions = {
+    const readAt: Versions = {
       meta: metaVersion,
       shards: shards.map((shard) => shard?.metadata?.resourceVersion ?? ""),
     };
-    if (whole) {
-      const state = parseState(
-        await gunzipped(whole, STATE_KEY, name),
-        `the state in ${where} (key ${STATE_KEY})`,
-      );
-      log.info(
-        { resources: Object.keys(state.resources).length },
-        "state in the single-Secret form of an earlier driftless: the next save moves it into the shards",
-      );
-      return loaded(state, read_at, {
-        shards: shardIndexes.map(() => undefined),
-        top: undefined,
-        legacy: true,
-      });
-    }
-    const topText = Buffer.from(top as string, "base64").toString("utf8");
+    return whole ? fromSingleSecret(whole, readAt) : fromShards(top as string, shards, readAt);
+  }
+
+  /** The state of an earlier release's single Secret; every shard is rewritten at the next save. */
+  async function fromSingleSecret(whole: string, readAt: Versions): Promise<State> {
+    const state = parseState(
+      await gunzipped(whole, STATE_KEY, name),
+      `the state in ${where} (key ${STATE_KEY})`,
+    );
+    log.info(
+      { resources: Object.keys(state.resources).length },
+      "state in the single-Secret form of an earlier driftless: the next save moves it into the shards",
+    );
+    return loaded(state, readAt, { shards: shardIndexes.map(() => undefined), top: undefined, legacy: true });
+  }
+
+  /** The state of the meta Secret's top-level fields and the shards' records, each shard read once. */
+  async function fromShards(
+    top: string,
+    shards: Array<V1Secret | undefined>,
+    readAt: Versions,
+  ): Promise<State> {
+    const topText = Buffer.from(top, "base64").toString("utf8");
     const state = {
       ...parseTopLevel(topText, `the state in ${where} (key ${META_KEY})`),
       resources: {},
@@ -208,7 +215,7 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
       Object.assign(state.resources, records);
       texts.push(new Map(Object.entries(records).map(([id, record]) => [id, JSON.stringify(record)])));
     }
-    return loaded(state, read_at, { shards: texts, top: topLevelText(state), legacy: false });
+    return loaded(state, readAt, { shards: texts, top: topLevelText(state), legacy: false });
   }
 
   /** The Secret `secret`, or undefined when there is none. Throws StateError. */
