@@ -7,7 +7,8 @@
 //    pass, and the CPU of an unchanged pass (target under 250 ms at 10,000);
 // 3. `driftless plan` of 10,000 unchanged resources and `driftless validate` of 10,000, as the CLI
 //    (target under 1 s each).
-// Records average about 840 bytes of JSON, as the platforms' resources do: three API keys for one pipe.
+// Records average about 700 bytes of JSON: three API keys for one data pipe.
+// Parts can be skipped: BENCH_SCALE_SKIP_STORES=1, BENCH_SCALE_SKIP_DAEMON=1, BENCH_SCALE_DAEMON_ONLY_10K=1.
 import { spawn, spawnSync } from "node:child_process";
 import { readFileSync, statSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
