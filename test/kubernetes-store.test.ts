@@ -1,13 +1,22 @@
+import { readFile } from "node:fs/promises";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { KubeConfig } from "@kubernetes/client-node";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isStateError } from "../src/errors.js";
-import { createKubernetesStateStore, STATE_KEY } from "../src/state/kubernetes-store.js";
+import {
+  createKubernetesStateStore,
+  META_KEY,
+  SHARD_KEY,
+  STATE_KEY,
+  shardName,
+  shardOf,
+} from "../src/state/kubernetes-store.js";
 import { serializeState } from "../src/state/state-format.js";
-import type { State } from "../src/state/store.js";
+import type { ResourceRecord, State } from "../src/state/store.js";
 import { createLogger } from "../src/telemetry/logger.js";
 import { type FakeKubernetes, startFakeKubernetes } from "./helpers/fake-kubernetes.js";
 import { realisticState } from "./helpers/realistic-state.js";
+import { stateInSecrets } from "./helpers/state-secrets.js";
 import { describeStateStore } from "./helpers/state-store-contract.js";
 
 const NAMESPACE = "driftless-test";
@@ -43,10 +52,18 @@ const stateWith = (salt: string, names: string[]): State => ({
   ),
 });
 
-const storedState = () => {
-  const data = fake.get("secrets", NAMESPACE, "driftless-state")?.data?.[STATE_KEY];
-  return data ? JSON.parse(gunzipSync(Buffer.from(data, "base64")).toString("utf8")) : undefined;
+const storedState = () => stateInSecrets(fake, NAMESPACE);
+
+/** `count` ApiKey names that fall in one shard, the first of them `ApiKey/${first}`'s. */
+const sameShard = (count: number, first = "key-0"): string[] => {
+  const shard = shardOf(`ApiKey/${first}`);
+  const names = [first];
+  for (let i = 1; names.length < count; i++)
+    if (shardOf(`ApiKey/key-${i}`) === shard && `key-${i}` !== first) names.push(`key-${i}`);
+  return names;
 };
+
+const writes = () => fake.requests.filter((r) => r.method !== "GET");
 
 describe("the Kubernetes state store", () => {
   beforeEach(async () => {
@@ -65,7 +82,7 @@ describe("the Kubernetes state store", () => {
     ]);
   });
 
-  it("saves gzip'd JSON in one Secret that another replica loads unchanged", async () => {
+  it("saves the records in shard Secrets by a hash of the resource id, the salt in the meta Secret", async () => {
     const saved = stateWith("abc", ["ci-deployer", "reader"]);
     const first = replica();
     await first.load();
@@ -75,9 +92,41 @@ describe("the Kubernetes state store", () => {
 
     expect(loaded).toEqual(saved);
     expect(storedState()).toEqual(saved);
-    const secret = fake.get("secrets", NAMESPACE, "driftless-state");
-    expect(secret?.type).toBe("Opaque");
-    expect(Object.keys(secret?.data ?? {})).toEqual([STATE_KEY]);
+    const meta = fake.get("secrets", NAMESPACE, "driftless-state");
+    expect(meta?.type).toBe("Opaque");
+    expect(Object.keys(meta?.data ?? {})).toEqual([META_KEY]);
+    const shards = new Set([shardOf("ApiKey/ci-deployer"), shardOf("ApiKey/reader")]);
+    expect(writes().map((r) => r.body?.metadata?.name)).toEqual([
+      "driftless-state",
+      ...[...shards].sort((a, b) => a - b).map((index) => shardName("driftless-state", index)),
+    ]);
+    for (const index of shards) {
+      const shard = fake.get("secrets", NAMESPACE, shardName("driftless-state", index));
+      expect(Object.keys(shard?.data ?? {})).toEqual([SHARD_KEY]);
+      expect(shard?.metadata).toMatchObject({ labels: { "app.kubernetes.io/component": "state" } });
+    }
+  });
+
+  it("spreads ids by a hash that never changes (32-bit FNV-1a; stored states depend on it)", () => {
+    expect([shardOf("ApiKey/ci-deployer"), shardOf("DataPipe/orders"), shardOf("")]).toEqual([378, 107, 453]);
+  });
+
+  it("writes only the shard of the changed record, and nothing for a save that changed nothing", async () => {
+    const store = replica();
+    const state = { ...(await store.load()), resources: realisticState(1000).resources };
+    await store.save(state);
+    const before = writes().length;
+
+    await store.save(state);
+    (state.resources["DataPipe/pipe-7"] as ResourceRecord).serverId = "changed";
+    await store.save(state);
+
+    expect(
+      writes()
+        .slice(before)
+        .map((r) => `${r.method} ${r.body?.metadata?.name}`),
+    ).toEqual([`PUT ${shardName("driftless-state", shardOf("DataPipe/pipe-7"))}`]);
+    expect(storedState()).toEqual(state);
   });
 
   it("saves again over its own write (the resourceVersion follows each save)", async () => {
@@ -91,22 +140,44 @@ describe("the Kubernetes state store", () => {
     expect(storedState()).toEqual(stateWith("abc", ["two"]));
   });
 
-  it("refuses a save when another writer changed the Secret since it was read", async () => {
+  it("refuses a save to a shard another writer changed since it was read, keeping that writer's records", async () => {
+    const [mine, theirs] = sameShard(2);
     const a = replica();
     const b = replica();
-    await a.load();
     await a.save(stateWith("abc", ["first"]));
     await b.load();
     await a.load();
-    await a.save(stateWith("abc", ["from-a"]));
+    await a.save(stateWith("abc", ["first", theirs as string]));
 
-    const failure = await b.save(stateWith("abc", ["from-b"])).catch((e: unknown) => e);
+    const failure = await b.save(stateWith("abc", ["first", mine as string])).catch((e: unknown) => e);
 
     expect(isStateError(failure)).toBe(true);
     expect((failure as Error).message).toMatch(
-      /^another writer changed the state: Secret driftless-test\/driftless-state/,
+      new RegExp(
+        `^another writer changed the state: Secret driftless-test/${shardName("driftless-state", shardOf(`ApiKey/${mine}`))} was not saved because`,
+      ),
     );
-    expect(storedState()).toEqual(stateWith("abc", ["from-a"]));
+    expect(storedState()).toEqual(stateWith("abc", ["first", theirs as string]));
+  });
+
+  it("saves each shard on its own: a conflict on one shard does not stop another shard's write", async () => {
+    const [mine, theirs] = sameShard(2);
+    const elsewhere = ["x-0", "x-1", "x-2"].find((n) => shardOf(`ApiKey/${n}`) !== shardOf(`ApiKey/${mine}`));
+    const a = replica();
+    const b = replica();
+    await a.save(stateWith("abc", ["first"]));
+    await b.load();
+    await a.load();
+    await a.save(stateWith("abc", ["first", theirs as string]));
+
+    const failure = await b
+      .save(stateWith("abc", ["first", mine as string, elsewhere as string]))
+      .catch((e) => e);
+
+    expect(isStateError(failure)).toBe(true);
+    expect(Object.keys(storedState()?.resources ?? {}).sort()).toEqual(
+      [`ApiKey/${elsewhere}`, "ApiKey/first", `ApiKey/${theirs}`].sort(),
+    );
   });
 
   it("refuses a pass's save even when the same replica reloaded the newer state for something else", async () => {
@@ -117,12 +188,14 @@ describe("the Kubernetes state store", () => {
     const passState = await store.load();
     await other.load();
     await other.save(stateWith("abc", ["from-the-other-writer"]));
+    const writesBefore = writes().length;
     await store.load(); // e.g. a poll reading tile ids
     passState.resources["ApiKey/late"] = { kind: "ApiKey", name: "late" };
 
     const failure = await store.save(passState).catch((e: unknown) => e);
 
     expect((failure as Error).message).toMatch(/^another writer changed the state/);
+    expect(writes().length).toBe(writesBefore);
     expect(storedState()).toEqual(stateWith("abc", ["from-the-other-writer"]));
   });
 
@@ -142,18 +215,23 @@ describe("the Kubernetes state store", () => {
     expect(storedState()).toEqual(stateWith("aaa", ["from-a"]));
   });
 
-  it("recognises its own replace that landed although its answer was lost, and saves on", async () => {
+  it("recognises its own replace that landed although its answer was lost (crash during a shard write), and saves on", async () => {
+    const [one, two, three] = sameShard(3) as [string, string, string];
     const store = replica({ timeoutMs: 300 });
     await store.load();
-    await store.save(stateWith("abc", ["one"]));
+    await store.save(stateWith("abc", [one]));
     fake.setFault({ afterEffect: "hang" }, (r) => r.method === "PUT");
-    const lost = await store.save(stateWith("abc", ["one", "two"])).catch((e: unknown) => e);
+    const lost = await store.save(stateWith("abc", [one, two])).catch((e: unknown) => e);
     fake.setFault(undefined);
 
-    await store.save(stateWith("abc", ["one", "two", "three"]));
+    await store.save(stateWith("abc", [one, two, three]));
 
     expect(isStateError(lost)).toBe(true);
-    expect(storedState()).toEqual(stateWith("abc", ["one", "two", "three"]));
+    expect((lost as Error).message).toMatch(
+      /cannot save the state Secret driftless-test\/driftless-state-\d+/,
+    );
+    expect(storedState()).toEqual(stateWith("abc", [one, two, three]));
+    expect(await replica().load()).toEqual(stateWith("abc", [one, two, three]));
   });
 
   it("recognises its own create that landed although the connection broke before the answer", async () => {
@@ -166,24 +244,25 @@ describe("the Kubernetes state store", () => {
     await store.save({ ...state, resources: stateWith("", ["one", "two"]).resources });
 
     expect(isStateError(lost)).toBe(true);
-    expect(Object.keys(storedState().resources)).toEqual(["ApiKey/one", "ApiKey/two"]);
+    expect(Object.keys(storedState()?.resources ?? {}).sort()).toEqual(["ApiKey/one", "ApiKey/two"]);
   });
 
   it("still refuses when another writer wrote after its own lost write landed", async () => {
+    const [one, two, three, other_] = sameShard(4) as [string, string, string, string];
     const store = replica({ timeoutMs: 300 });
     const other = replica();
     await store.load();
-    await store.save(stateWith("abc", ["one"]));
+    await store.save(stateWith("abc", [one]));
     fake.setFault({ afterEffect: "hang" }, (r) => r.method === "PUT");
-    await store.save(stateWith("abc", ["one", "two"])).catch(() => {});
+    await store.save(stateWith("abc", [one, two])).catch(() => {});
     fake.setFault(undefined);
     await other.load();
-    await other.save(stateWith("abc", ["from-the-other-writer"]));
+    await other.save(stateWith("abc", [other_]));
 
-    const failure = await store.save(stateWith("abc", ["one", "two", "three"])).catch((e: unknown) => e);
+    const failure = await store.save(stateWith("abc", [one, two, three])).catch((e: unknown) => e);
 
     expect((failure as Error).message).toMatch(/^another writer changed the state/);
-    expect(storedState()).toEqual(stateWith("abc", ["from-the-other-writer"]));
+    expect(storedState()).toEqual(stateWith("abc", [other_]));
   });
 
   it("saves after reloading what the other writer saved", async () => {
@@ -200,7 +279,7 @@ describe("the Kubernetes state store", () => {
       resources: { ...reloaded.resources, ...stateWith("aaa", ["from-b"]).resources },
     });
 
-    expect(Object.keys(storedState().resources)).toEqual(["ApiKey/from-a", "ApiKey/from-b"]);
+    expect(Object.keys(storedState()?.resources ?? {}).sort()).toEqual(["ApiKey/from-a", "ApiKey/from-b"]);
   });
 
   it("treats a Secret created empty ahead of time as a new state and saves into it", async () => {
@@ -326,30 +405,83 @@ describe("the Kubernetes state store", () => {
     expect((failure as Error).message).toMatch(/cannot read the state Secret/);
   });
 
-  it("refuses, before sending it, a state over its size limit, saying what to do", async () => {
-    const store = replica({ maxBytes: 64 * 1024 });
+  it("refuses, before sending anything, a shard over its size limit, saying what to do", async () => {
+    const store = replica({ maxBytes: 512 });
     await store.load();
-    const writesBefore = fake.requests.filter((r) => r.method !== "GET").length;
+    const writesBefore = writes().length;
 
     const failure = await store.save(realisticState(1000)).catch((e: unknown) => e);
 
     expect(isStateError(failure)).toBe(true);
     expect((failure as Error).message).toMatch(
-      /the state of 1000 resources is \d+ KiB compressed, over the 64 KiB .* use the file store/,
+      /the \d+ records of the state Secret driftless-test\/driftless-state-\d+ are \d+ KiB compressed, over the 1 KiB .* use the file store/,
     );
-    expect(fake.requests.filter((r) => r.method !== "GET").length).toBe(writesBefore);
+    expect(writes().length).toBe(writesBefore);
   });
 
-  it("refuses 10,000 pipe-sized resources with the default limit, and saves 2,000 of them", async () => {
+  it("migrates a state Secret written by the release before the shards, without loss, rewriting the old Secret last", async () => {
+    const fixture = JSON.parse(await readFile("test/fixtures/state-v1/secret.json", "utf8"));
+    fake.put("secrets", NAMESPACE, {
+      metadata: { name: "driftless-state" },
+      type: "Opaque",
+      data: fixture.data,
+    });
+    const written = JSON.parse(gunzipSync(Buffer.from(fixture.data[STATE_KEY], "base64")).toString("utf8"));
     const store = replica();
-    await store.load();
 
-    const failure = await store.save(realisticState(10_000)).catch((e: unknown) => e);
-    await store.save(realisticState(2000));
+    const loaded = await store.load();
+    const asWritten = structuredClone(loaded);
+    (loaded.resources["DataPipe/pipe-3"] as ResourceRecord).serverId = "after the upgrade";
+    await store.save(loaded);
 
-    expect((failure as Error).message).toMatch(
-      /the state of 10000 resources is \d+ KiB compressed, over the 768 KiB/,
-    );
-    expect(Object.keys(storedState().resources)).toHaveLength(2000);
+    expect(asWritten).toEqual(written);
+    expect(asWritten.resources["ApiKey/ci-deployer"]).toMatchObject({ futureField: { kept: true } });
+    expect(writes().at(-1)?.body?.metadata?.name).toBe("driftless-state");
+    expect(Object.keys(fake.get("secrets", NAMESPACE, "driftless-state")?.data ?? {})).toEqual([META_KEY]);
+    expect(storedState()).toEqual(loaded);
+    expect(await replica().load()).toEqual(loaded);
   });
+
+  it("keeps the single-Secret form in charge when a migration stops midway, and finishes it on the next save", async () => {
+    const fixture = JSON.parse(await readFile("test/fixtures/state-v1/secret.json", "utf8"));
+    fake.put("secrets", NAMESPACE, {
+      metadata: { name: "driftless-state" },
+      type: "Opaque",
+      data: fixture.data,
+    });
+    const written = JSON.parse(gunzipSync(Buffer.from(fixture.data[STATE_KEY], "base64")).toString("utf8"));
+    const store = replica();
+    const loaded = await store.load();
+    fake.setFault({ status: 500 }, (r) => r.method === "PUT" && r.path.endsWith("/secrets/driftless-state"));
+
+    const failure = await store.save(loaded).catch((e: unknown) => e);
+    fake.setFault(undefined);
+    const afterCrash = await replica().load();
+    const next = replica();
+    await next.save(await next.load());
+
+    expect(isStateError(failure)).toBe(true);
+    expect(afterCrash).toEqual(written);
+    expect(storedState()).toEqual(written);
+    expect(await replica().load()).toEqual(written);
+  });
+
+  it("round-trips 100,000 resources, each shard far under the 1 MiB a Secret may hold", async () => {
+    const store = replica();
+    const state = await store.load();
+    for (let i = 0; i < 100_000; i++) {
+      state.resources[`ApiKey/key-${i}`] = {
+        kind: "ApiKey",
+        name: `key-${i}`,
+        appliedAt: "2026-11-23T04:00:00.000Z",
+      };
+    }
+
+    await store.save(state);
+    const loaded = await replica().load();
+
+    expect(loaded).toEqual(state);
+    const largest = Math.max(...writes().map((r) => JSON.stringify(r.body).length));
+    expect(largest).toBeLessThan(64 * 1024);
+  }, 60_000);
 });

@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
 import { DEFAULT_LEASE_NAME } from "../src/leader/lease.js";
-import { DEFAULT_SECRET_NAME } from "../src/state/kubernetes-store.js";
+import { DEFAULT_SECRET_NAME, SHARD_COUNT, shardName } from "../src/state/kubernetes-store.js";
 
 /**
  * deploy/overlays/ha: what an operator gets from it, checked against the names the code uses. The
@@ -40,7 +40,19 @@ describe("the HA overlay", () => {
       "get",
       "update",
     ]);
-    expect(verbsOn(role.rules, "", "secrets", DEFAULT_SECRET_NAME)).toEqual(["create", "get", "update"]);
+    const stateSecrets = [
+      DEFAULT_SECRET_NAME,
+      ...Array.from({ length: SHARD_COUNT }, (_, index) => shardName(DEFAULT_SECRET_NAME, index)),
+    ];
+    for (const name of stateSecrets) {
+      expect(verbsOn(role.rules, "", "secrets", name)).toEqual(["create", "get", "update"]);
+    }
+    expect(
+      role.rules.flatMap((r) => r.resourceNames ?? []).filter((n) => n.startsWith(DEFAULT_SECRET_NAME)),
+    ).toEqual(stateSecrets);
+    expect(verbsOn(role.rules, "", "secrets", shardName(DEFAULT_SECRET_NAME, SHARD_COUNT))).toEqual([
+      "create",
+    ]);
     expect(verbsOn(role.rules, "", "secrets", "driftless-credentials")).toEqual(["create"]);
     expect(role.rules.flatMap((r) => r.verbs)).not.toContain("list");
   });

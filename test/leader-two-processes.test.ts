@@ -4,12 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
-import { gunzipSync } from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { defaultIds, type Simulator, startSimulator } from "../src/simulator/index.js";
 import { type DaemonProcess, startDaemonProcess } from "./helpers/daemon-process.js";
 import { type FakeKubernetes, startFakeKubernetes } from "./helpers/fake-kubernetes.js";
 import { platformEnv } from "./helpers/platform-env.js";
+import { stateInSecrets } from "./helpers/state-secrets.js";
 
 /**
  * Two `driftless run` processes with leader election and the Kubernetes state store, against the fake
@@ -20,7 +20,6 @@ import { platformEnv } from "./helpers/platform-env.js";
 const NAMESPACE = "driftless-ha";
 const ENDPOINT_ROUTE =
   "/v1/organizations/{organizationId}/services/{serviceId}/datapipesReversePrivateEndpoints";
-const STATE_KEY = "state.json.gz";
 // The CLI's defaults (controller-runtime's): a 15 s lease, attempts every 2 s.
 const LEASE_MS = 15_000;
 // Shorter durations in the same proportions, for a test that waits for a lease to run out.
@@ -154,10 +153,7 @@ const synced = (s: Status | undefined) =>
 const endpointPosts = () =>
   simulator.requests.filter((r) => r.method === "POST" && r.route === ENDPOINT_ROUTE);
 
-function savedState() {
-  const data = fake.get("secrets", NAMESPACE, "driftless-state")?.data?.[STATE_KEY];
-  return data ? JSON.parse(gunzipSync(Buffer.from(data, "base64")).toString("utf8")) : undefined;
-}
+const savedState = () => stateInSecrets(fake, NAMESPACE);
 
 /** Who wrote the state Secret, in order (a replica's token is its name). */
 const stateWriters = () =>

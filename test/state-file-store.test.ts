@@ -1,13 +1,25 @@
 import { spawnSync } from "node:child_process";
-import { rmSync, writeFileSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
+import {
+  appendFile,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  utimes,
+  writeFile,
+} from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isStateError, type StateError } from "../src/errors.js";
 import { createFileStore, type FileStore, LOCK_FILE, STATE_FILE } from "../src/state/file-store.js";
-import type { State } from "../src/state/store.js";
+import { JOURNAL_FILE } from "../src/state/journal.js";
+import type { ResourceRecord, State } from "../src/state/store.js";
 import { createLogger } from "../src/telemetry/logger.js";
 import { describeStateStore, sampleRecord } from "./helpers/state-store-contract.js";
 import { until } from "./helpers/wait.js";
@@ -295,5 +307,166 @@ describe("a read-only store (driftless plan beside a daemon)", () => {
 
     expect(state.resources["DataPipe/a"]).toEqual(sampleRecord("a"));
     expect(error.message).toContain("read-only");
+  });
+});
+
+const pipes = (state: State, count: number, generation = 1): State => ({
+  ...state,
+  resources: Object.fromEntries(
+    Array.from({ length: count }, (_, i) => [
+      `DataPipe/p${i}`,
+      { ...sampleRecord(`p${i}`), applied: { generation, padding: "x".repeat(200) } },
+    ]),
+  ),
+});
+
+describe("the journal", () => {
+  it("writes only the changed record on a save: one journal line, the snapshot untouched", async () => {
+    const store = open();
+    const state = pipes(await store.load(), 100);
+    await store.save(state);
+    const snapshot = await readFile(join(dir, STATE_FILE), "utf8");
+
+    (state.resources["DataPipe/p7"] as ResourceRecord).serverId = "changed";
+    delete state.resources["DataPipe/p8"];
+    await store.save(state);
+
+    const journal = await readFile(join(dir, JOURNAL_FILE), "utf8");
+    expect(await readFile(join(dir, STATE_FILE), "utf8")).toBe(snapshot);
+    expect(journal.split("\n")).toHaveLength(2);
+    expect(JSON.parse(journal)).toEqual({
+      set: { "DataPipe/p7": state.resources["DataPipe/p7"] },
+      delete: ["DataPipe/p8"],
+    });
+    expect(Buffer.byteLength(journal)).toBeLessThan(
+      JSON.stringify(state.resources["DataPipe/p7"]).length + 100,
+    );
+    await store.close();
+    expect(await open().load()).toEqual(state);
+  });
+
+  it("folds the journal into state.json on close, so that after a clean stop the file alone holds the state", async () => {
+    const store = open();
+    const state = pipes(await store.load(), 10);
+    await store.save(state);
+    (state.resources["DataPipe/p3"] as ResourceRecord).serverId = "journaled";
+    await store.save(state);
+
+    await store.close();
+
+    expect(JSON.parse(await readFile(join(dir, STATE_FILE), "utf8"))).toEqual(state);
+    expect(await readFile(join(dir, JOURNAL_FILE), "utf8")).toBe("");
+  });
+
+  it("writes nothing for a save that changed nothing", async () => {
+    const store = open();
+    const state = pipes(await store.load(), 10);
+    await store.save(state);
+
+    await store.save(structuredClone(state));
+
+    expect(existsSync(join(dir, JOURNAL_FILE))).toBe(false);
+  });
+
+  it("ignores a torn last line (a save cut short by a crash) and appends after the last whole one", async () => {
+    const store = open();
+    const state = pipes(await store.load(), 3);
+    await store.save(state);
+    (state.resources["DataPipe/p1"] as ResourceRecord).serverId = "saved";
+    await store.save(state);
+    await store.close();
+    await appendFile(join(dir, JOURNAL_FILE), '{"set":{"DataPipe/p2":{"kind":"DataPipe","na');
+
+    const reopened = open();
+    const loaded = await reopened.load();
+    (loaded.resources["DataPipe/p0"] as ResourceRecord).serverId = "after the crash";
+    await reopened.save(loaded);
+    await reopened.close();
+
+    expect(loaded.resources["DataPipe/p1"]?.serverId).toBe("saved");
+    expect(loaded.resources["DataPipe/p2"]).toEqual(state.resources["DataPipe/p2"]);
+    expect(await open().load()).toEqual(loaded);
+  });
+
+  it("loads the same state when a crash came between the snapshot's replacement and the journal's truncation", async () => {
+    const store = open();
+    const first = pipes(await store.load(), 5, 1);
+    await store.save(first);
+    const second = pipes(first, 5, 2);
+    await store.save(second);
+    const third = pipes(first, 4, 3);
+    await store.save(third);
+    const journal = await readFile(join(dir, JOURNAL_FILE), "utf8");
+    await store.close();
+
+    // As if compaction had replaced the snapshot with the latest state and died before emptying the journal.
+    await writeFile(join(dir, STATE_FILE), JSON.stringify(third));
+    await writeFile(join(dir, JOURNAL_FILE), journal);
+
+    expect(journal.trim().split("\n")).toHaveLength(2);
+    expect(await open().load()).toEqual(third);
+  });
+
+  it("compacts the journal into the snapshot once it outgrows it, and loads the same state after", async () => {
+    const store = open();
+    let state = pipes(await store.load(), 2000, 0);
+    await store.save(state);
+    const sizes: number[] = [];
+    for (let generation = 1; generation <= 12; generation++) {
+      state = pipes(state, 2000, generation);
+      await store.save(state);
+      sizes.push((await stat(join(dir, JOURNAL_FILE))).size);
+    }
+    await store.close();
+
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(2 * (await stat(join(dir, STATE_FILE))).size);
+    expect(sizes).toContain(0);
+    expect(await open().load()).toEqual(state);
+  });
+
+  it("lets a read-only store (plan beside the daemon) see the saves still in the journal", async () => {
+    const writer = open();
+    const state = pipes(await writer.load(), 10);
+    await writer.save(state);
+    (state.resources["DataPipe/p3"] as ResourceRecord).serverId = "journaled";
+    await writer.save(state);
+
+    const seen = await open({ readOnly: true }).load();
+
+    expect(seen).toEqual(state);
+  });
+
+  it("reports a damaged journal line, naming the file and line, and refuses to save over it", async () => {
+    const store = open();
+    await store.save(pipes(await store.load(), 2));
+    await store.close();
+    await writeFile(join(dir, JOURNAL_FILE), '{"set":{}}\n{"set":{"x":{"kind":3}}}\n');
+    const reopened = open();
+
+    const error = await stateError(reopened.load());
+    const saving = await stateError(reopened.save({ version: 1, salt: "s", resources: {} }));
+
+    expect(error.message).toContain(`${join(dir, JOURNAL_FILE)} line 2 is not a driftless state`);
+    expect(error.message).toContain("set.x.kind");
+    expect(saving.message).toContain("not saving over a state that could not be read");
+  });
+
+  it("migrates a state.json written by the release before the journal, without loss", async () => {
+    await mkdir(dir);
+    const fixture = await readFile("test/fixtures/state-v1/state.json", "utf8");
+    await writeFile(join(dir, STATE_FILE), fixture);
+    const store = open();
+
+    const loaded = await store.load();
+    const asWritten = structuredClone(loaded);
+    (loaded.resources["DataPipe/pipe-3"] as ResourceRecord).serverId = "after the upgrade";
+    await store.save(loaded);
+    const snapshotAfterSave = await readFile(join(dir, STATE_FILE), "utf8");
+    await store.close();
+
+    expect(asWritten).toEqual(JSON.parse(fixture));
+    expect(asWritten.resources["ApiKey/ci-deployer"]).toMatchObject({ futureField: { kept: true } });
+    expect(snapshotAfterSave).toBe(fixture);
+    expect(await open().load()).toEqual(loaded);
   });
 });

@@ -1,11 +1,11 @@
 import { lstat, realpath } from "node:fs/promises";
 import { basename } from "node:path";
 import { ConfigError, SupersededError } from "../errors.js";
-import type { Manifest } from "./manifest.js";
+import type { Manifest, ParsedManifest } from "./manifest.js";
 import { DEFAULT_PARSE_LIMITS, type ParseLimits } from "./parse.js";
 import { withPositions } from "./positions.js";
 import { type Problem, sortProblems } from "./problem.js";
-import { readManifestFiles } from "./read-file.js";
+import { type ParseCache, readManifestFiles } from "./read-file.js";
 import { checkReferences } from "./references.js";
 import { walkManifests } from "./walk.js";
 
@@ -29,6 +29,8 @@ export type LoadOptions = {
   /** Files larger than this are refused unread; default 1 MiB (a manifest is a few KiB). */
   maxFileBytes?: number;
   limits?: ParseLimits;
+  /** Parse results of the previous read, reused for files whose text is unchanged (see ParseCache). */
+  cache?: ParseCache;
 };
 
 export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
@@ -59,7 +61,15 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   const limits = options.limits ?? DEFAULT_PARSE_LIMITS;
 
-  const outcomes = await readManifestFiles(walk.files, { maxFileBytes, limits });
+  // A file the cache parsed before hands back the same parsed manifests: their positioned ones, too.
+  const positioned = (file: string, text: string, parsed: readonly ParsedManifest[]) => {
+    const cached = options.cache?.positioned.get(parsed);
+    if (cached) return cached;
+    const made = withPositions(file, text, parsed);
+    options.cache?.positioned.set(parsed, made);
+    return made;
+  };
+  const outcomes = await readManifestFiles(walk.files, { maxFileBytes, limits, cache: options.cache });
   const manifests: Manifest[] = [];
   // Appended one by one: push(...list) throws RangeError past ~100,000 items, one hostile file's worth.
   const append = <T>(to: T[], items: readonly T[]) => {
@@ -69,7 +79,7 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
     if (outcome.vanished) superseded = true;
     append(problems, outcome.problems);
     if (outcome.text !== undefined)
-      append(manifests, withPositions(outcome.file, outcome.text, outcome.manifests));
+      append(manifests, positioned(outcome.file, outcome.text, outcome.manifests));
   }
 
   const checked = checkReferences(manifests);

@@ -1,10 +1,27 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
-import type { ParsedManifest } from "./manifest.js";
+import type { Manifest, ParsedManifest } from "./manifest.js";
 import { type ParseLimits, parseManifestFile } from "./parse.js";
 import type { Problem } from "./problem.js";
 import type { FoundFile } from "./walk.js";
 
-export type ReadOptions = { maxFileBytes: number; limits: ParseLimits };
+export type ReadOptions = { maxFileBytes: number; limits: ParseLimits; cache?: ParseCache };
+
+/**
+ * What the files of the last read parsed to, by file name relative to the root (a git-sync revision
+ * swap changes the root, not the names): a file whose text is unchanged is not parsed again. Each read
+ * keeps only the files it saw. Safe because nothing downstream changes a parse result in place
+ * (withPositions makes new manifest objects; specs are cloned where they are resolved).
+ */
+export type ParseCache = {
+  files: Map<string, { text: string; parsed: ReturnType<typeof parseManifestFile> }>;
+  /** The manifests with positions made of a file's parsed manifests (load.ts), reused with them. */
+  positioned: WeakMap<readonly ParsedManifest[], Manifest[]>;
+};
+
+/** An empty ParseCache, for a process that reads the same folder pass after pass (the daemon). */
+export function createParseCache(): ParseCache {
+  return { files: new Map(), positioned: new WeakMap() };
+}
 
 /** What reading one file gave: its text (kept for positions), its valid manifests and its problems. */
 export type FileOutcome = {
@@ -47,7 +64,11 @@ function readBounded(path: string, maxBytes: number): Buffer | { tooBig: number 
  * Reads and parses one file. Synchronous on purpose: for small files it is several times faster than
  * going through the thread pool, and callers batch files and yield between batches.
  */
-export function readManifestFile(found: FoundFile, options: ReadOptions): FileOutcome {
+export function readManifestFile(
+  found: FoundFile,
+  options: ReadOptions,
+  seen?: ParseCache["files"],
+): FileOutcome {
   const refuse = (message: string): FileOutcome => ({
     file: found.file,
     manifests: [],
@@ -73,7 +94,10 @@ export function readManifestFile(found: FoundFile, options: ReadOptions): FileOu
   } catch {
     return refuse("binary file (not UTF-8 text): not YAML text");
   }
-  return { file: found.file, text, ...parseManifestFile(found.file, text, options.limits) };
+  const cached = options.cache?.files.get(found.file);
+  const parsed = cached?.text === text ? cached.parsed : parseManifestFile(found.file, text, options.limits);
+  seen?.set(found.file, { text, parsed });
+  return { file: found.file, text, ...parsed };
 }
 
 // Files read between two turns of the event loop.
@@ -89,9 +113,12 @@ export async function readManifestFiles(
   options: ReadOptions,
 ): Promise<FileOutcome[]> {
   const outcomes: FileOutcome[] = [];
+  const seen: ParseCache["files"] | undefined = options.cache ? new Map() : undefined;
   for (let start = 0; start < files.length; start += BATCH) {
     if (start > 0) await new Promise((resolve) => setImmediate(resolve));
-    for (const found of files.slice(start, start + BATCH)) outcomes.push(readManifestFile(found, options));
+    for (const found of files.slice(start, start + BATCH))
+      outcomes.push(readManifestFile(found, options, seen));
   }
+  if (options.cache && seen) options.cache.files = seen;
   return outcomes;
 }

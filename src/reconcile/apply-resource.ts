@@ -91,16 +91,21 @@ export function keyContext(deps: EngineDeps, manifest: Manifest): Pick<PlanConte
 /** One resource's way through the pipeline: what was sent, the last request id, and how it ends. */
 class Job {
   readonly id: string;
-  readonly log: Logger;
   readonly sent: PlanView[] = [];
   requestId: string | undefined;
+  #log: Logger | undefined;
 
   constructor(
     readonly manifest: Manifest,
     readonly run: ResourceRun,
   ) {
     this.id = resourceId(manifest);
-    this.log = run.log.child({ resource: this.id });
+  }
+
+  /** Made on first use: a child logger costs, and most resources of a pass log nothing. */
+  get log(): Logger {
+    this.#log ??= this.run.log.child({ resource: this.id });
+    return this.#log;
   }
 
   get record(): ResourceRecord | undefined {

@@ -2,6 +2,7 @@ import { messageOf } from "../errors.js";
 import { loadSettled } from "../manifests/load.js";
 import type { Kind, Manifest, ManifestOf } from "../manifests/manifest.js";
 import { formatProblem, type Problem } from "../manifests/problem.js";
+import { createParseCache } from "../manifests/read-file.js";
 import { mapLimited } from "../map-limited.js";
 import { phaseOf, planResource } from "../plan/planners.js";
 import { READY } from "../plan/reverse-private-endpoint.js";
@@ -38,7 +39,7 @@ export type PlanReport = {
 };
 
 async function startPass(deps: EngineDeps): Promise<Pass> {
-  const set = await loadSettled(deps.manifests);
+  const set = await loadSettled(deps.manifests, { cache: deps.parseCache });
   const state = await deps.store.load();
   const invalid = new Map<string, Problem[]>();
   for (const problem of set.problems) {
@@ -199,8 +200,9 @@ function rearmAllowances(run: PassRun): void {
 
 /** The Reconciler of the apply command and the daemon. */
 export function createReconciler(
-  deps: EngineDeps,
+  given: EngineDeps,
 ): Reconciler & { pass(options: ApplyOptions): Promise<PassResult> } {
+  const deps = { parseCache: createParseCache(), ...given };
   const passMetrics = deps.metrics ? new PassMetrics(deps.metrics) : undefined;
   // Records a pass changed but could not save: the store's copy is older than what was sent, so the
   // next pass starts from these instead (tile ids and owned entries must never be forgotten).

@@ -4,6 +4,7 @@
 
 import type { ManifestSet } from "../manifests/load.js";
 import type { Problem } from "../manifests/problem.js";
+import type { ParseCache } from "../manifests/read-file.js";
 import type { SecretSources } from "../manifests/secrets.js";
 import type { PlanView } from "../plan/view.js";
 import type { PassResult, ResourceStatus, Trigger } from "../resources.js";
@@ -43,6 +44,8 @@ export interface Reconciler {
 export type EngineDeps = {
   /** The manifests folder (a plain folder or a git-sync link). */
   manifests: string;
+  /** Parse results kept from pass to pass, so unchanged files are not parsed again (createReconciler's). */
+  parseCache?: ParseCache;
   store: StateStore;
   /** Needed by apply; plan never sends. */
   send?: Sender;

@@ -2,24 +2,51 @@ import { randomUUID } from "node:crypto";
 import { promisify } from "node:util";
 import { gunzip, gzip } from "node:zlib";
 import { CoreV1Api, type KubeConfig, type V1Secret } from "@kubernetes/client-node";
+import { z } from "zod";
 import { StateError } from "../errors.js";
 import { abortWith, reasonOf, statusOf } from "../kubernetes/client.js";
+import { mapLimited } from "../map-limited.js";
 import type { Logger } from "../telemetry/logger.js";
-import { newState, parseState } from "./state-format.js";
+import {
+  checked,
+  newState,
+  parseJson,
+  parseState,
+  parseTopLevel,
+  ResourceRecordSchema,
+  recordTexts,
+  topLevelText,
+} from "./state-format.js";
 import type { State, StateStore } from "./store.js";
 
 /**
- * The state in one Kubernetes Secret, so that any replica can pick it up after a handover. The Secret
- * (the state holds salted hashes of secrets, hence not a ConfigMap) carries gzip'd JSON under one key.
- * Writes are conditional on the resourceVersion the state was read at: a second writer gets a clear
- * StateError instead of silently overwriting the first.
+ * The state in Kubernetes Secrets, so that any replica can pick it up after a handover (Secrets, not
+ * ConfigMaps: the state holds salted hashes of secrets). The records are spread over SHARD_COUNT shard
+ * Secrets `<name>-0` … `<name>-511` by a stable hash of the resource id (shardOf), each holding gzip'd
+ * JSON of its records; the meta Secret `<name>` holds the top-level fields (format version, salt, …).
+ * A save writes only the shards whose records changed (and the meta Secret only when a top-level field
+ * did), each conditional on the resourceVersion this store read it at: a second writer gets a clear
+ * StateError instead of silently overwriting the first. A load reads each Secret once, so it never mixes
+ * two generations of one shard. A state written by an earlier driftless in the meta Secret alone (key
+ * state.json.gz) is loaded as it is, and the first save moves it into the shards, rewriting the meta
+ * Secret last, so that a crash midway leaves the old form in charge.
  */
 
-/** The Secret's name unless told otherwise; deploy/overlays/ha/role.yaml grants access to this name. */
+/** The meta Secret's name unless told otherwise; the shards are named after it (shardName). */
 export const DEFAULT_SECRET_NAME = "driftless-state";
 
-/** The data key of the state in the Secret. */
+/**
+ * How many shards the records are spread over: fixed, so deploy/overlays/ha/role.yaml can name every
+ * one, and so that a shard of 100,000 resources (about 200 records) stays far under 64 KiB written.
+ */
+export const SHARD_COUNT = 512;
+
+/** The data key of the whole state in the meta Secret as an earlier driftless wrote it (migrated). */
 export const STATE_KEY = "state.json.gz";
+/** The data key of the top-level fields in the meta Secret. */
+export const META_KEY = "meta.json";
+/** The data key of a shard's records. */
+export const SHARD_KEY = "records.json.gz";
 
 /**
  * The annotation naming each write (`<store id>-<n>`): a write whose answer was lost (a timeout, a
@@ -29,17 +56,35 @@ export const STATE_KEY = "state.json.gz";
 export const WRITE_ID_ANNOTATION = "driftless/write-id";
 
 /**
- * The API server refuses a Secret whose data exceeds 1 MiB. The default refusal point leaves a quarter
- * of that as headroom so that one more pass's growth never meets the hard limit mid-save.
+ * The API server refuses a Secret whose data exceeds 1 MiB. The default refusal point (per shard) leaves
+ * a quarter of that as headroom so that one more pass's growth never meets the hard limit mid-save.
  */
 export const DEFAULT_MAX_STATE_BYTES = 768 * 1024;
+
+/** The name of shard `index` of the state whose meta Secret is `name`. */
+export function shardName(name: string, index: number): string {
+  return `${name}-${index}`;
+}
+
+/**
+ * The shard of resource `id`: 32-bit FNV-1a of its UTF-16 code units, modulo `count`. Stored states
+ * depend on it: it never changes.
+ */
+export function shardOf(id: string, count = SHARD_COUNT): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) {
+    hash ^= id.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) % count;
+}
 
 export type KubernetesStateStoreOptions = {
   kubeConfig: KubeConfig;
   namespace: string;
-  /** Name of the Secret; default `driftless-state`. */
+  /** Name of the meta Secret, and prefix of the shards'; default `driftless-state`. */
   name?: string;
-  /** Largest compressed state saved; default DEFAULT_MAX_STATE_BYTES (768 KiB). */
+  /** Largest compressed shard saved; default DEFAULT_MAX_STATE_BYTES (768 KiB). */
   maxBytes?: number;
   /** Deadline of each API request; default 10 s. */
   timeoutMs?: number;
@@ -50,13 +95,31 @@ export type KubernetesStateStoreOptions = {
 
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
+/** Requests in flight at once when a load reads every shard, or a save writes several. */
+const PARALLEL_REQUESTS = 16;
+const LABELS = { "app.kubernetes.io/name": "driftless", "app.kubernetes.io/component": "state" };
+
+/** The resourceVersion of the meta Secret and of each shard ("" = none yet), as one state saw them. */
+type Versions = { meta: string; shards: string[] };
+
+/** What this store knows the Secrets hold: record texts per shard and the top-level text. */
+type Known = {
+  /** undefined: not known (a state of the earlier single-Secret form); the shard is rewritten. */
+  shards: Array<Map<string, string> | undefined>;
+  /** undefined: the meta Secret must be (re)written. */
+  top: string | undefined;
+  /** The meta Secret still holds the earlier single-Secret form. */
+  legacy: boolean;
+};
+
+const ShardRecords = z.record(z.string(), ResourceRecordSchema);
 
 /**
- * A StateStore backed by the Secret `name` in `namespace`. `load` throws StateError when the Secret
- * cannot be read or is corrupt; `save` throws StateError when another writer changed the Secret since
- * this store last read or wrote it (a write of its own that landed unanswered is not another writer),
- * when the state is larger than `maxBytes`, or when the API fails. `ensureWritable` resolves at once
- * unless read-only: the conditional writes are its guard.
+ * A StateStore backed by the Secrets named after `name` in `namespace`. `load` throws StateError when a
+ * Secret cannot be read or is corrupt; `save` throws StateError when another writer changed a Secret it
+ * writes since this store last read or wrote it (a write of its own that landed unanswered is not
+ * another writer), when a shard is larger than `maxBytes`, or when the API fails. `ensureWritable`
+ * resolves at once unless read-only: the conditional writes are its guard.
  */
 export function createKubernetesStateStore(options: KubernetesStateStoreOptions): StateStore {
   const { kubeConfig, namespace, logger, readOnly = false } = options;
@@ -66,109 +129,255 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const where = `Secret ${namespace}/${name}`;
   const log = logger.child({ stateStore: "kubernetes", secret: `${namespace}/${name}` });
+  const shardIndexes = Array.from({ length: SHARD_COUNT }, (_, index) => index);
   /**
-   * The resourceVersion each loaded state was read at (then last saved at), "" when there was no
-   * Secret. A save is conditional on its state's own version, so a load made in between for another
-   * purpose (a poll reading tile ids) cannot make a stale pass overwrite another writer's state.
+   * The versions each loaded state was read at (then last saved at). A save is conditional on its
+   * state's own versions, so a load made in between for another purpose (a poll reading tile ids)
+   * cannot make a stale pass overwrite another writer's state.
    */
-  const versions = new WeakMap<State, string>();
-  /** The version this store last read or wrote, for states it did not hand out itself. */
-  let latest = "";
-  let warnedSize = false;
+  const versions = new WeakMap<State, Versions>();
+  /** The versions this store last read or wrote, for states it did not hand out itself. */
+  let latest: Versions = { meta: "", shards: shardIndexes.map(() => "") };
+  let known: Known = { shards: shardIndexes.map(() => new Map()), top: undefined, legacy: false };
   /** The state of a store that has none saved yet, made once so its salt does not change per load. */
   let fresh: State | undefined;
   let writes: Promise<void> = Promise.resolve();
   let closed = false;
   const storeId = randomUUID();
   let writeCount = 0;
-  /** Writes whose answer never came (timeout, reset): each may or may not have landed. */
-  const unanswered = new Set<string>();
+  /** Per Secret, writes whose answer never came (timeout, reset): each may or may not have landed. */
+  const unanswered = new Map<string, Set<string>>();
 
   const open = () => {
     if (closed) throw new StateError(`the state store ${where} is closed`);
   };
-  const empty = () => {
-    fresh ??= newState();
-    return structuredClone(fresh);
-  };
-  const loaded = (state: State, version: string) => {
-    latest = version;
-    versions.set(state, version);
+  const loaded = (state: State, read: Versions, now: Known) => {
+    latest = read;
+    known = now;
+    versions.set(state, structuredClone(read));
     return state;
   };
 
+  const nothingSaved = (metaVersion: string): [Versions, Known] => [
+    { meta: metaVersion, shards: shardIndexes.map(() => "") },
+    { shards: shardIndexes.map(() => new Map()), top: undefined, legacy: false },
+  ];
+
   async function load(): Promise<State> {
     open();
-    let secret: V1Secret;
+    // A load waits for this store's own saves: what it knows of the Secrets is settled by then.
+    await writes;
+    const meta = await read(name);
+    if (!meta) log.info("no state Secret yet: starting from an empty state");
+    const metaVersion = meta?.metadata?.resourceVersion ?? "";
+    const whole = meta?.data?.[STATE_KEY];
+    const top = meta?.data?.[META_KEY];
+    // A Secret created empty ahead of time (e.g. by a deployment tool) is a new state, not corruption.
+    if (!whole && !top) {
+      fresh ??= newState();
+      return loaded(structuredClone(fresh), ...nothingSaved(metaVersion));
+    }
+    const shards = await mapLimited(shardIndexes, PARALLEL_REQUESTS, (index) => read(shardName(name, index)));
+    const readAt: Versions = {
+      meta: metaVersion,
+      shards: shards.map((shard) => shard?.metadata?.resourceVersion ?? ""),
+    };
+    return whole ? fromSingleSecret(whole, readAt) : fromShards(top as string, shards, readAt);
+  }
+
+  /** The state of an earlier release's single Secret; every shard is rewritten at the next save. */
+  async function fromSingleSecret(whole: string, readAt: Versions): Promise<State> {
+    const state = parseState(
+      await gunzipped(whole, STATE_KEY, name),
+      `the state in ${where} (key ${STATE_KEY})`,
+    );
+    log.info(
+      { resources: Object.keys(state.resources).length },
+      "state in the single-Secret form of an earlier driftless: the next save moves it into the shards",
+    );
+    return loaded(state, readAt, { shards: shardIndexes.map(() => undefined), top: undefined, legacy: true });
+  }
+
+  /** The state of the meta Secret's top-level fields and the shards' records, each shard read once. */
+  async function fromShards(
+    top: string,
+    shards: Array<V1Secret | undefined>,
+    readAt: Versions,
+  ): Promise<State> {
+    const topText = Buffer.from(top, "base64").toString("utf8");
+    const state = {
+      ...parseTopLevel(topText, `the state in ${where} (key ${META_KEY})`),
+      resources: {},
+    } as State;
+    const texts: Known["shards"] = [];
+    for (const [index, shard] of shards.entries()) {
+      const records = await shardRecords(shard, shardName(name, index));
+      Object.assign(state.resources, records);
+      texts.push(new Map(Object.entries(records).map(([id, record]) => [id, JSON.stringify(record)])));
+    }
+    return loaded(state, readAt, { shards: texts, top: topLevelText(state), legacy: false });
+  }
+
+  /** The Secret `secret`, or undefined when there is none. Throws StateError. */
+  async function read(secret: string): Promise<V1Secret | undefined> {
     try {
-      secret = await core.readNamespacedSecret(
-        { name, namespace },
+      return await core.readNamespacedSecret(
+        { name: secret, namespace },
         abortWith(AbortSignal.timeout(timeoutMs)),
       );
     } catch (error) {
-      if (statusOf(error) === 404) {
-        log.info("no state Secret yet: starting from an empty state");
-        return loaded(empty(), "");
-      }
-      throw new StateError(`cannot read the state ${where}: ${reasonOf(error)}`, { cause: error });
+      if (statusOf(error) === 404) return undefined;
+      throw new StateError(`cannot read the state Secret ${namespace}/${secret}: ${reasonOf(error)}`, {
+        cause: error,
+      });
     }
-    const version = secret.metadata?.resourceVersion ?? "";
-    const encoded = secret.data?.[STATE_KEY];
-    // A Secret created empty ahead of time (e.g. by a deployment tool) is a new state, not corruption.
-    if (!encoded) return loaded(empty(), version);
-    let json: string;
+  }
+
+  /** The records of one shard Secret (none when it does not exist or is empty). Throws StateError. */
+  async function shardRecords(shard: V1Secret | undefined, secret: string): Promise<State["resources"]> {
+    const encoded = shard?.data?.[SHARD_KEY];
+    if (!encoded) return {};
+    const what = `the state in Secret ${namespace}/${secret} (key ${SHARD_KEY})`;
+    return checked(
+      ShardRecords,
+      parseJson(await gunzipped(encoded, SHARD_KEY, secret), what),
+      what,
+    ) as State["resources"];
+  }
+
+  async function gunzipped(encoded: string, key: string, secret: string): Promise<string> {
     try {
-      json = (await gunzipAsync(Buffer.from(encoded, "base64"))).toString("utf8");
+      return (await gunzipAsync(Buffer.from(encoded, "base64"))).toString("utf8");
     } catch (error) {
       throw new StateError(
-        `the state in ${where} (key ${STATE_KEY}) is corrupt (not gzip: ${reasonOf(error)}). It was left as it is: restore it from a backup, or delete the Secret to start from an empty state`,
+        `the state in Secret ${namespace}/${secret} (key ${key}) is corrupt (not gzip: ${reasonOf(error)}). It was left as it is: restore it from a backup, or delete the state Secrets to start from an empty state`,
         { cause: error },
       );
     }
-    return loaded(parseState(json, `the state in ${where} (key ${STATE_KEY})`), version);
   }
 
   async function save(state: State): Promise<void> {
     open();
     if (readOnly) throw new StateError(`the state store ${where} was opened read-only: not saving`);
-    // Saves of one process land in the order they were asked for, each on the previous one's version.
-    const write = writes.then(() => replace(state));
+    // Saves of one process land in the order they were asked for, each on the previous one's versions.
+    const write = writes.then(() => persist(state));
     writes = write.catch(() => {});
     await write;
   }
 
-  async function replace(state: State): Promise<void> {
-    const compressed = await gzipAsync(JSON.stringify(state));
-    const resources = Object.keys(state.resources).length;
+  /** Writes the shards whose records differ from what the Secrets hold, and the meta Secret if needed. */
+  async function persist(state: State): Promise<void> {
+    const base = versions.get(state) ?? latest;
+    refuseStale(base);
+    const byShard: Array<Map<string, string>> = shardIndexes.map(() => new Map());
+    for (const [id, text] of recordTexts(state)) byShard[shardOf(id)]?.set(id, text);
+    const changed = shardIndexes.filter((index) =>
+      differs(known.shards[index], byShard[index], base.shards[index]),
+    );
+    const bodies = await Promise.all(
+      changed.map((index) => shardBody(index, byShard[index] as Map<string, string>)),
+    );
+    const top = topLevelText(state);
+    const writeMeta = known.top !== top;
+    const { legacy } = known;
+    // The meta Secret first, so a crash never leaves shards no meta Secret names, except when migrating:
+    // then last, so the single-Secret form stays in charge until every shard is written.
+    if (writeMeta && !legacy) await saveMeta(top, base);
+    const failures = await mapLimited(
+      changed.map((index, at) => ({ index, body: bodies[at] as string })),
+      PARALLEL_REQUESTS,
+      ({ index, body }) =>
+        saveShard(index, body, byShard[index] as Map<string, string>, base).catch((error: unknown) => error),
+    );
+    const failure = failures.find((error) => error !== undefined);
+    if (failure) throw failure;
+    if (writeMeta && legacy) await saveMeta(top, base);
+    log.debug(
+      { shards: changed.length, meta: writeMeta, resources: Object.keys(state.resources).length },
+      "state saved",
+    );
+  }
+
+  /** Writes one shard; what the store knows of it follows only once the write is answered. */
+  async function saveShard(
+    index: number,
+    body: string,
+    texts: Map<string, string>,
+    base: Versions,
+  ): Promise<void> {
+    const version = await writeSecret(
+      shardName(name, index),
+      { [SHARD_KEY]: body },
+      base.shards[index] ?? "",
+    );
+    known.shards[index] = texts;
+    base.shards[index] = version;
+    latest.shards[index] = version;
+  }
+
+  /**
+   * Throws the conflict StateError when this process has seen a Secret change since `base` was read
+   * (another writer's, reloaded for something else): saving that state would overwrite it.
+   */
+  function refuseStale(base: Versions): void {
+    if (base === latest) return;
+    if (base.meta !== latest.meta) throw conflict(name, base.meta);
+    const stale = shardIndexes.find((index) => base.shards[index] !== latest.shards[index]);
+    if (stale !== undefined) throw conflict(shardName(name, stale), base.shards[stale] as string);
+  }
+
+  async function saveMeta(top: string, base: Versions): Promise<void> {
+    const version = await writeSecret(name, { [META_KEY]: Buffer.from(top).toString("base64") }, base.meta);
+    known.top = top;
+    known.legacy = false;
+    base.meta = version;
+    latest.meta = version;
+  }
+
+  /** A shard's data, gzip'd JSON of its records; StateError when over maxBytes, before anything is sent. */
+  async function shardBody(index: number, texts: Map<string, string>): Promise<string> {
+    const json = `{${[...texts].map(([id, text]) => `${JSON.stringify(id)}:${text}`).join(",")}}`;
+    const compressed = await gzipAsync(json);
     if (compressed.length > maxBytes) {
       throw new StateError(
-        `the state of ${resources} resources is ${kib(compressed.length)} compressed, over the ${kib(maxBytes)} this store keeps in ${where} (Kubernetes caps a Secret at 1 MiB); use the file store on a volume (DRIFTLESS_STATE_STORE=file) or split the manifests between several driftless deployments`,
+        `the ${texts.size} records of the state Secret ${namespace}/${shardName(name, index)} are ${kib(compressed.length)} compressed, over the ${kib(maxBytes)} this store keeps in one Secret (Kubernetes caps a Secret at 1 MiB); use the file store on a volume (DRIFTLESS_STATE_STORE=file) or split the manifests between several driftless deployments`,
       );
     }
-    if (compressed.length > maxBytes / 2 && !warnedSize) {
-      warnedSize = true;
-      log.warn(
-        { bytes: compressed.length, maxBytes, resources },
-        "state Secret is over half of its size limit",
-      );
-    }
-    const resourceVersion = versions.get(state) ?? latest;
+    return compressed.toString("base64");
+  }
+
+  /**
+   * Creates or replaces Secret `secret` with `data` at `resourceVersion` ("" = create); returns its new
+   * version. A conflict is another writer's, unless the Secret's last write is one of ours whose answer
+   * was lost: then it is written again over that one.
+   */
+  async function writeSecret(
+    secret: string,
+    data: Record<string, string>,
+    resourceVersion: string,
+  ): Promise<string> {
     try {
-      await write(state, compressed, resourceVersion);
+      return await send(secret, data, resourceVersion);
     } catch (error) {
       if (statusOf(error) !== 409) throw error;
-      // Our own earlier write may have landed although its answer was lost: then nobody else wrote.
-      const ours = await ownUnansweredWrite();
-      if (ours === undefined) throw conflict(resourceVersion, error);
-      log.info({ resourceVersion: ours }, "an earlier save whose answer was lost had landed: saving over it");
-      await write(state, compressed, ours).catch((again: unknown) => {
-        throw statusOf(again) === 409 ? conflict(ours, again) : again;
+      const ours = await ownUnansweredWrite(secret);
+      if (ours === undefined) throw conflict(secret, resourceVersion, error);
+      log.info(
+        { secret, resourceVersion: ours },
+        "an earlier save whose answer was lost had landed: saving over it",
+      );
+      return await send(secret, data, ours).catch((again: unknown) => {
+        throw statusOf(again) === 409 ? conflict(secret, ours, again) : again;
       });
     }
   }
 
-  /** Creates or replaces the Secret at `resourceVersion` ("" = create). Throws the client's error on 409. */
-  async function write(state: State, compressed: Buffer, resourceVersion: string): Promise<void> {
+  /** One create or replace. Throws the client's error on 409, StateError otherwise. */
+  async function send(
+    secret: string,
+    data: Record<string, string>,
+    resourceVersion: string,
+  ): Promise<string> {
     writeCount += 1;
     const writeId = `${storeId}-${writeCount}`;
     const body: V1Secret = {
@@ -176,61 +385,60 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
       kind: "Secret",
       type: "Opaque",
       metadata: {
-        name,
+        name: secret,
         namespace,
         resourceVersion: resourceVersion || undefined,
-        labels: { "app.kubernetes.io/name": "driftless", "app.kubernetes.io/component": "state" },
+        labels: LABELS,
         annotations: { [WRITE_ID_ANNOTATION]: writeId },
       },
-      data: { [STATE_KEY]: compressed.toString("base64") },
+      data,
     };
     const request = abortWith(AbortSignal.timeout(timeoutMs));
-    let saved: V1Secret;
     try {
-      saved = resourceVersion
-        ? await core.replaceNamespacedSecret({ name, namespace, body }, request)
+      const saved = resourceVersion
+        ? await core.replaceNamespacedSecret({ name: secret, namespace, body }, request)
         : await core.createNamespacedSecret({ namespace, body }, request);
+      unanswered.delete(secret);
+      return saved.metadata?.resourceVersion ?? "";
     } catch (error) {
       if (statusOf(error) === 409) throw error;
       // No answer at all: the write may have landed (see ownUnansweredWrite).
-      if (statusOf(error) === undefined) unanswered.add(writeId);
-      throw new StateError(`cannot save the state ${where}: ${reasonOf(error)}`, { cause: error });
-    }
-    unanswered.clear();
-    latest = saved.metadata?.resourceVersion ?? "";
-    versions.set(state, latest);
-    log.debug(
-      { bytes: compressed.length, resources: Object.keys(state.resources).length, resourceVersion: latest },
-      "state saved",
-    );
-  }
-
-  /** The Secret's resourceVersion when its last write is one of ours whose answer was lost, else undefined. */
-  async function ownUnansweredWrite(): Promise<string | undefined> {
-    if (unanswered.size === 0) return undefined;
-    let secret: V1Secret;
-    try {
-      secret = await core.readNamespacedSecret(
-        { name, namespace },
-        abortWith(AbortSignal.timeout(timeoutMs)),
-      );
-    } catch (error) {
-      throw new StateError(`cannot read the state ${where} after a conflict: ${reasonOf(error)}`, {
+      if (statusOf(error) === undefined) {
+        unanswered.set(secret, (unanswered.get(secret) ?? new Set()).add(writeId));
+      }
+      throw new StateError(`cannot save the state Secret ${namespace}/${secret}: ${reasonOf(error)}`, {
         cause: error,
       });
     }
-    const writeId = secret.metadata?.annotations?.[WRITE_ID_ANNOTATION];
-    if (!writeId || !unanswered.has(writeId)) return undefined;
-    unanswered.clear();
-    return secret.metadata?.resourceVersion;
   }
 
-  function conflict(resourceVersion: string, cause: unknown): StateError {
+  /** The Secret's resourceVersion when its last write is one of ours whose answer was lost, else undefined. */
+  async function ownUnansweredWrite(secret: string): Promise<string | undefined> {
+    const ours = unanswered.get(secret);
+    if (!ours) return undefined;
+    let current: V1Secret | undefined;
+    try {
+      current = await read(secret);
+    } catch (error) {
+      throw new StateError(
+        `cannot read the state Secret ${namespace}/${secret} after a conflict: ${reasonOf(error)}`,
+        {
+          cause: error,
+        },
+      );
+    }
+    const writeId = current?.metadata?.annotations?.[WRITE_ID_ANNOTATION];
+    if (!writeId || !ours.has(writeId)) return undefined;
+    unanswered.delete(secret);
+    return current?.metadata?.resourceVersion;
+  }
+
+  function conflict(secret: string, resourceVersion: string, cause?: unknown): StateError {
     const what = resourceVersion
       ? `it changed since this replica read it (resourceVersion ${resourceVersion})`
       : "it was created by someone else after this replica found none";
     return new StateError(
-      `another writer changed the state: ${where} was not saved because ${what}; is a second driftless running without leader election? The next pass reloads it`,
+      `another writer changed the state: Secret ${namespace}/${secret} was not saved because ${what}; is a second driftless running without leader election? The next pass reloads it`,
       { cause },
     );
   }
@@ -248,6 +456,22 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
 
   // Nothing to unlock on close: with several replicas, the leader Lease decides who writes.
   return { load, save, ensureWritable, close };
+}
+
+/**
+ * Whether a shard must be written: its records differ from what it is known to hold, or what it holds
+ * is not known (the single-Secret form) while it has records or exists.
+ */
+function differs(
+  known: Map<string, string> | undefined,
+  wanted: Map<string, string> | undefined,
+  version: string | undefined,
+): boolean {
+  if (!wanted) return false;
+  if (!known) return wanted.size > 0 || !!version;
+  if (known.size !== wanted.size) return true;
+  for (const [id, text] of wanted) if (known.get(id) !== text) return true;
+  return false;
 }
 
 function kib(bytes: number): string {

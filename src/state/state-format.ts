@@ -13,12 +13,21 @@ export const STATE_VERSION = 1;
 
 const Strings = z.record(z.string(), z.string());
 
-const ResourceRecord = z.looseObject({
+/**
+ * A JSON object whose values driftless does not check (a spec, a platform's answer): one test of its
+ * type rather than z.record's walk over every key, which a load of 10,000 records notices.
+ */
+const AnyObject = z.custom<Record<string, unknown>>(
+  (value) => typeof value === "object" && value !== null && !Array.isArray(value),
+  { message: "expected an object" },
+);
+
+export const ResourceRecordSchema = z.looseObject({
   kind: z.string(),
   name: z.string(),
-  applied: z.record(z.string(), z.unknown()).optional(),
+  applied: AnyObject.optional(),
   appliedAt: z.string().optional(),
-  observed: z.record(z.string(), z.unknown()).optional(),
+  observed: AnyObject.optional(),
   serverId: z.string().optional(),
   tileIds: Strings.optional(),
   intent: z.looseObject({ action: z.literal("create"), startedAt: z.string() }).optional(),
@@ -28,20 +37,61 @@ const ResourceRecord = z.looseObject({
   unmanagedSince: z.string().optional(),
 });
 
-const SavedState = z.object({
+// Loose: a top-level field added by a later driftless of this format version (e.g. `suspended`) is kept.
+const SavedState = z.looseObject({
   version: z.literal(STATE_VERSION),
   salt: z.string().min(1),
-  resources: z.record(z.string(), ResourceRecord),
+  resources: z.record(z.string(), ResourceRecordSchema),
   suspended: z.looseObject({ since: z.string(), reason: z.string().optional() }).optional(),
 });
+
+/** The top-level fields of a state, every one but `resources` (which the stores keep per record). */
+export const TopLevelSchema = z.looseObject({
+  version: z.literal(STATE_VERSION),
+  salt: z.string().min(1),
+});
+
+export type TopLevel = Omit<State, "resources">;
 
 /** An empty state with a new random salt for the secret hashes. */
 export function newState(): State {
   return { version: STATE_VERSION, salt: randomBytes(32).toString("base64url"), resources: {} };
 }
 
+/**
+ * The text of a whole state (the file store's snapshot): compact JSON, since at 10,000 resources
+ * indentation alone would add megabytes to every compaction; `jq .` shows it indented.
+ */
 export function serializeState(state: State): string {
-  return `${JSON.stringify(state, null, 1)}\n`;
+  return `${JSON.stringify(state)}\n`;
+}
+
+/** The text of each record, by resource id: what a store compares to know which records a save changed. */
+export function recordTexts(state: State): Map<string, string> {
+  const texts = new Map<string, string>();
+  for (const [id, record] of Object.entries(state.resources)) texts.set(id, JSON.stringify(record));
+  return texts;
+}
+
+/** The text of the top-level fields (all but `resources`), compared as recordTexts are. */
+export function topLevelText(state: State): string {
+  const { resources: _, ...top } = state;
+  return JSON.stringify(top);
+}
+
+/**
+ * The shape of `json` checked against `schema`; throws StateError naming `where` and the field, and
+ * saying what to do, when it does not fit.
+ */
+export function checked<T>(schema: z.ZodType<T>, json: unknown, where: string): T {
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    throw new StateError(
+      `${where} is not a driftless state: ${z.prettifyError(parsed.error)}. ${KEEP}: restore it from a backup, or move it aside to start from an empty state`,
+      { cause: parsed.error },
+    );
+  }
+  return parsed.data;
 }
 
 /**
@@ -49,30 +99,37 @@ export function serializeState(state: State): string {
  * JSON, has another format version, or does not have the shape of a state.
  */
 export function parseState(text: string, where: string): State {
-  const keep = "It was left as it is";
-  let json: unknown;
+  return checked(SavedState, versioned(parseJson(text, where), where), where) as State;
+}
+
+/** The top-level fields saved in `text` (the Kubernetes store's meta Secret); throws as parseState. */
+export function parseTopLevel(text: string, where: string): TopLevel {
+  return checked(TopLevelSchema, versioned(parseJson(text, where), where), where) as TopLevel;
+}
+
+const KEEP = "It was left as it is";
+
+/** `text` as JSON; throws StateError saying the state at `where` is corrupt. */
+export function parseJson(text: string, where: string): unknown {
   try {
-    json = JSON.parse(text);
+    return JSON.parse(text);
   } catch (error) {
     throw new StateError(
-      `${where} is corrupt (not valid JSON: ${(error as Error).message}). ${keep}: restore it from a backup, or move it aside to start from an empty state (driftless then forgets what it created)`,
+      `${where} is corrupt (not valid JSON: ${(error as Error).message}). ${KEEP}: restore it from a backup, or move it aside to start from an empty state (driftless then forgets what it created)`,
       { cause: error },
     );
   }
+}
+
+/** `json`, unless it names a format version other than this driftless's (then StateError). */
+function versioned(json: unknown, where: string): unknown {
   const version = (json as { version?: unknown } | null)?.version;
   if (typeof version === "number" && version !== STATE_VERSION) {
     throw new StateError(
       `${where} has state format version ${version}, and this driftless reads version ${STATE_VERSION} only: ${
         version > STATE_VERSION ? "run a newer driftless" : "migrate it with the driftless that wrote it"
-      }. ${keep}`,
+      }. ${KEEP}`,
     );
   }
-  const parsed = SavedState.safeParse(json);
-  if (!parsed.success) {
-    throw new StateError(
-      `${where} is not a driftless state: ${z.prettifyError(parsed.error)}. ${keep}: restore it from a backup, or move it aside to start from an empty state`,
-      { cause: parsed.error },
-    );
-  }
-  return parsed.data as State;
+  return json;
 }

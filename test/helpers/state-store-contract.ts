@@ -149,5 +149,54 @@ export function describeStateStore(
 
       await expect(store.close()).resolves.toBeUndefined();
     });
+
+    it("keeps top-level fields and record fields it does not know (added by another driftless)", async () => {
+      const place = await fixture();
+      const first = await place.open();
+      const record = { ...sampleRecord("a"), addedLater: { by: "a newer driftless" } } as ResourceRecord;
+      const state = { ...withRecords(await first.load(), record), suspended: true } as State;
+      await first.save(state);
+      await first.close();
+
+      expect(await (await place.open()).load()).toEqual(state);
+    });
+
+    it("loads, after a restart, what a run of saves changing, adding and deleting a few records left", async () => {
+      const place = await fixture();
+      const first = await place.open();
+      const state = withRecords(
+        await first.load(),
+        ...Array.from({ length: 50 }, (_, i) => sampleRecord(`p${i}`)),
+      );
+      await first.save(state);
+      for (let round = 0; round < 20; round++) {
+        (state.resources[`DataPipe/p${round}`] as ResourceRecord).serverId = `round ${round}`;
+        delete state.resources[`DataPipe/p${49 - round}`];
+        state.resources[`DataPipe/new-${round}`] = sampleRecord(`new-${round}`);
+        await first.save(state);
+      }
+      await first.close();
+
+      expect(await (await place.open()).load()).toEqual(state);
+    });
+
+    it("round-trips 100,000 resources", async () => {
+      const place = await fixture();
+      const first = await place.open();
+      const state = await first.load();
+      for (let i = 0; i < 100_000; i++) {
+        state.resources[`ApiKey/key-${i}`] = {
+          kind: "ApiKey",
+          name: `key-${i}`,
+          appliedAt: "2026-11-23T04:00:00.000Z",
+        };
+      }
+      await first.save(state);
+      (state.resources["ApiKey/key-77"] as ResourceRecord).serverId = "changed after";
+      await first.save(state);
+      await first.close();
+
+      expect(await (await place.open()).load()).toEqual(state);
+    }, 60_000);
   });
 }
