@@ -1,12 +1,12 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { gunzipSync } from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { defaultIds as ids, type Simulator, startSimulator } from "../src/simulator/index.js";
 import { driftlessAsync } from "./helpers/cli.js";
 import { startDaemonProcess } from "./helpers/daemon-process.js";
 import { type FakeKubernetes, startFakeKubernetes } from "./helpers/fake-kubernetes.js";
+import { stateInSecrets } from "./helpers/state-secrets.js";
 
 /**
  * Renames and removals through the built CLI: a renamed manifest keeps its record (tile ids, an
@@ -245,11 +245,7 @@ describe("renames and removals (built CLI)", () => {
         DRIFTLESS_NAMESPACE: "driftless-forget",
         KUBECONFIG: fake.kubeconfigPath,
       };
-      const records = () => {
-        const data =
-          fake.get("secrets", "driftless-forget", "driftless-state")?.data?.["state.json.gz"] ?? "";
-        return Object.keys(JSON.parse(gunzipSync(Buffer.from(data, "base64")).toString("utf8")).resources);
-      };
+      const records = () => Object.keys(stateInSecrets(fake, "driftless-forget")?.resources ?? {});
       await write("dashboard.yaml", dashboard("overview", "Platform overview"));
       await apply(kube);
       const before = records();

@@ -1,7 +1,7 @@
 import { open } from "node:fs/promises";
 import { z } from "zod";
-import { checked, parseJson, ResourceRecordSchema, TopLevelSchema } from "./state-format.js";
-import type { ResourceRecord, State } from "./store.js";
+import { checked, parseJson, TopLevelSchema } from "./state-format.js";
+import { ResourceRecord, type State } from "./store.js";
 
 /**
  * The file store's journal (`state.journal` beside `state.json`): one JSON line per save, holding the
@@ -32,7 +32,7 @@ export function journalLine(
 }
 
 const Line = z.strictObject({
-  set: z.record(z.string(), ResourceRecordSchema).optional(),
+  set: z.record(z.string(), ResourceRecord).optional(),
   delete: z.array(z.string()).optional(),
   top: TopLevelSchema.optional(),
 });

@@ -13,11 +13,10 @@ import {
   parseJson,
   parseState,
   parseTopLevel,
-  ResourceRecordSchema,
   recordTexts,
   topLevelText,
 } from "./state-format.js";
-import type { State, StateStore } from "./store.js";
+import { ResourceRecord, type State, type StateStore } from "./store.js";
 
 /**
  * The state in Kubernetes Secrets, so that any replica can pick it up after a handover (Secrets, not
@@ -112,7 +111,7 @@ type Known = {
   legacy: boolean;
 };
 
-const ShardRecords = z.record(z.string(), ResourceRecordSchema);
+const ShardRecords = z.record(z.string(), ResourceRecord);
 
 /**
  * A StateStore backed by the Secrets named after `name` in `namespace`. `load` throws StateError when a

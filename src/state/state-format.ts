@@ -1,49 +1,15 @@
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { StateError } from "../errors.js";
-import type { State } from "./store.js";
+import { ResourceRecord, STATE_VERSION, State } from "./store.js";
+
+export { STATE_VERSION };
 
 /**
  * The saved form of State, shared by every store: versioned JSON. Records are checked for the fields
  * driftless reads and keep any others, so a field added by a newer driftless of the same format version
  * survives a round trip through an older one.
  */
-
-export const STATE_VERSION = 1;
-
-const Strings = z.record(z.string(), z.string());
-
-/**
- * A JSON object whose values driftless does not check (a spec, a platform's answer): one test of its
- * type rather than z.record's walk over every key, which a load of 10,000 records notices.
- */
-const AnyObject = z.custom<Record<string, unknown>>(
-  (value) => typeof value === "object" && value !== null && !Array.isArray(value),
-  { message: "expected an object" },
-);
-
-export const ResourceRecordSchema = z.looseObject({
-  kind: z.string(),
-  name: z.string(),
-  applied: AnyObject.optional(),
-  appliedAt: z.string().optional(),
-  observed: AnyObject.optional(),
-  serverId: z.string().optional(),
-  tileIds: Strings.optional(),
-  intent: z.looseObject({ action: z.literal("create"), startedAt: z.string() }).optional(),
-  owned: z.record(z.string(), z.array(z.string())).optional(),
-  allowanceUsedAt: z.string().optional(),
-  object: z.string().optional(),
-  unmanagedSince: z.string().optional(),
-});
-
-// Loose: a top-level field added by a later driftless of this format version (e.g. `suspended`) is kept.
-const SavedState = z.looseObject({
-  version: z.literal(STATE_VERSION),
-  salt: z.string().min(1),
-  resources: z.record(z.string(), ResourceRecordSchema),
-  suspended: z.looseObject({ since: z.string(), reason: z.string().optional() }).optional(),
-});
 
 /** The top-level fields of a state, every one but `resources` (which the stores keep per record). */
 export const TopLevelSchema = z.looseObject({
@@ -99,7 +65,7 @@ export function checked<T>(schema: z.ZodType<T>, json: unknown, where: string): 
  * JSON, has another format version, or does not have the shape of a state.
  */
 export function parseState(text: string, where: string): State {
-  return checked(SavedState, versioned(parseJson(text, where), where), where) as State;
+  return checked(State, versioned(parseJson(text, where), where), where) as State;
 }
 
 /** The top-level fields saved in `text` (the Kubernetes store's meta Secret); throws as parseState. */

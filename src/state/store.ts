@@ -1,3 +1,5 @@
+import { z } from "zod";
+
 /**
  * What driftless remembers between passes, and the small interface every store implements (a file in
  * DRIFTLESS_STATE_DIR, or a Kubernetes Secret). No secret is kept in clear: secrets only as HMACs keyed
@@ -7,51 +9,67 @@
  */
 
 /**
- * What the next pass needs to know of one resource, keyed in State by `Kind/name`. A renamed manifest
- * takes over the record of its old name (see reconcile/records.ts).
+ * A JSON object whose values driftless does not check (a spec, a platform's answer): one test of its
+ * type rather than z.record's walk over every key, which a load of 10,000 records notices.
  */
-export type ResourceRecord = {
-  kind: string;
-  name: string;
+const AnyObject = z.custom<Record<string, unknown>>(
+  (value) => typeof value === "object" && value !== null && !Array.isArray(value),
+  { message: "expected an object" },
+);
+
+/**
+ * What the next pass needs to know of one resource, keyed in State by `Kind/name`: the schema every
+ * store reads it with, and its type. A renamed manifest takes over the record of its old name (see
+ * reconcile/records.ts). Loose: a field added by a later driftless of this format version is kept.
+ */
+export const ResourceRecord = z.looseObject({
+  kind: z.string(),
+  name: z.string(),
   /** The desired state last sent successfully, secrets replaced by salted hashes. */
-  applied?: Record<string, unknown>;
+  applied: AnyObject.optional(),
   /** ISO-8601 time of the last successful apply. */
-  appliedAt?: string;
+  appliedAt: z.string().optional(),
   /** The last result the platform returned (credentials are never in results). */
-  observed?: Record<string, unknown>;
+  observed: AnyObject.optional(),
   /** Server-assigned id (reverse private endpoints). */
-  serverId?: string;
+  serverId: z.string().optional(),
   /** Dashboard tile key → server-assigned tile id. */
-  tileIds?: Record<string, string>;
+  tileIds: z.record(z.string(), z.string()).optional(),
   /** Written before a non-idempotent call, cleared once its outcome is recorded. */
-  intent?: { action: "create"; startedAt: string };
+  intent: z.looseObject({ action: z.literal("create"), startedAt: z.string() }).optional(),
   /**
    * When an operator's allowance to create again (DRIFTLESS_ALLOW_CREATE, --allow-create) was spent on
    * an attempt: the same allowance does not allow another until a pass ran without it.
    */
-  allowanceUsedAt?: string;
+  allowanceUsedAt: z.string().optional(),
   /** Three-way lists: the entries driftless itself added, by list name, so only those are ever removed. */
-  owned?: Record<string, string[]>;
+  owned: z.record(z.string(), z.array(z.string())).optional(),
   /**
    * The API object the record is of (`Dashboard 65f1…`, an endpoint by its server id): a manifest
    * renamed to a new name finds its record by it. Written by every pass that sees the manifest.
    */
-  object?: string;
+  object: z.string().optional(),
   /** ISO-8601 time a pass first found the record without a manifest (status Unmanaged). */
-  unmanagedSince?: string;
-};
+  unmanagedSince: z.string().optional(),
+});
+export type ResourceRecord = z.infer<typeof ResourceRecord>;
 
 /** `driftless suspend`: every write is stopped since `since` (ISO-8601), until `driftless resume`. */
-export type Suspended = { since: string; reason?: string };
+export const Suspended = z.looseObject({ since: z.string(), reason: z.string().optional() });
+export type Suspended = z.infer<typeof Suspended>;
 
-export type State = {
-  version: 1;
+export const STATE_VERSION = 1;
+
+/** The whole state. Loose: a top-level field added by a later driftless of this format version is kept. */
+export const State = z.looseObject({
+  version: z.literal(STATE_VERSION),
   /** Key of the secret HMACs; made once per store, and kept in this same state (see above). */
-  salt: string;
-  resources: Record<string, ResourceRecord>;
+  salt: z.string().min(1),
+  resources: z.record(z.string(), ResourceRecord),
   /** Set while the daemon is suspended: kept in the state so that a restart stays suspended. */
-  suspended?: Suspended;
-};
+  suspended: Suspended.optional(),
+});
+export type State = z.infer<typeof State>;
 
 export interface StateStore {
   /** The saved state, or a new empty one. Throws StateError when it is unreadable or corrupt. */

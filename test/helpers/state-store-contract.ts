@@ -154,7 +154,7 @@ export function describeStateStore(
       const place = await fixture();
       const first = await place.open();
       const record = { ...sampleRecord("a"), addedLater: { by: "a newer driftless" } } as ResourceRecord;
-      const state = { ...withRecords(await first.load(), record), suspended: true } as State;
+      const state = { ...withRecords(await first.load(), record), addedLater: true } as State;
       await first.save(state);
       await first.close();
 
