@@ -1,9 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { StateError } from "../errors.js";
-import { ResourceRecord, STATE_VERSION, State } from "./store.js";
-
-export { STATE_VERSION };
+import { STATE_VERSION, State } from "./store.js";
 
 /**
  * The saved form of State, shared by every store: versioned JSON. Records are checked for the fields
