@@ -52,6 +52,7 @@ async function seedState(manifests, stateDir) {
     save: async (state) => {
       latest = state;
     },
+    ensureWritable: async () => {},
     close: async () => {},
   };
   const send = async (request) => {

@@ -118,13 +118,10 @@ export type SecretField = { path: (string | number)[]; ref: SecretRef };
  * per object, which a pass over 10,000 manifests notices.
  */
 function isReferenceShaped(value: object): value is SecretRef {
-  const [only, ...more] = Object.entries(value);
-  return (
-    only !== undefined &&
-    more.length === 0 &&
-    (only[0] === "fromEnv" || only[0] === "fromFile") &&
-    typeof only[1] === "string"
-  );
+  let keys = 0;
+  for (const _ in value) if (++keys > 1) return false;
+  const ref = value as { fromEnv?: unknown; fromFile?: unknown };
+  return keys === 1 && (typeof ref.fromEnv === "string" || typeof ref.fromFile === "string");
 }
 
 /**
@@ -133,20 +130,29 @@ function isReferenceShaped(value: object): value is SecretRef {
  */
 export function secretFields(spec: unknown, base: (string | number)[] = ["spec"]): SecretField[] {
   const found: SecretField[] = [];
-  const visit = (value: unknown, path: (string | number)[]) => {
-    if (Array.isArray(value)) {
-      value.forEach((item, index) => {
-        visit(item, [...path, index]);
-      });
-      return;
-    }
+  // One path, grown and shrunk as the walk goes, copied only for a reference found: a pass walks every
+  // spec, and most hold no secret.
+  const path = [...base];
+  const visit = (value: unknown) => {
     if (value === null || typeof value !== "object") return;
-    if (isReferenceShaped(value)) {
-      found.push({ path, ref: value });
+    if (Array.isArray(value)) {
+      for (let index = 0; index < value.length; index++) {
+        path.push(index);
+        visit(value[index]);
+        path.pop();
+      }
       return;
     }
-    for (const [key, child] of Object.entries(value)) visit(child, [...path, key]);
+    if (isReferenceShaped(value)) {
+      found.push({ path: [...path], ref: value });
+      return;
+    }
+    for (const key in value) {
+      path.push(key);
+      visit((value as Record<string, unknown>)[key]);
+      path.pop();
+    }
   };
-  visit(spec, base);
+  visit(spec);
   return found;
 }
