@@ -9,14 +9,12 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { seedState } from "./seed-state.mjs";
 
 const repo = fileURLToPath(new URL("..", import.meta.url));
 const CLI = join(repo, "dist", "cli.js");
 const dist = (path) => import(join(repo, "dist", path));
 const { startSimulator, defaultFixture, defaultIds: ids } = await dist("simulator/index.js");
-const { createReconciler } = await dist("reconcile/engine.js");
-const { createFileStore } = await dist("state/file-store.js");
-const { createLogger } = await dist("telemetry/logger.js");
 const { MANAGEMENT_BUDGET } = await dist("platform/budget.js");
 
 const CHANGED = process.env.BENCH_QUICK ? 20 : 100;
@@ -45,41 +43,6 @@ async function writeManifests(dir, count) {
     for (let i = f * perFile; i < Math.min(count, (f + 1) * perFile); i++) docs.push(manifest(i));
     await writeFile(join(dir, `m-${f}.yaml`), docs.join("---\n"));
   }
-}
-
-/** Applies once through the real engine with an instant in-memory platform, so the state is genuine. */
-async function seedState(manifests, stateDir) {
-  const file = createFileStore(stateDir);
-  // The engine saves after every write; a seed of 10,000 writes keeps the last state and saves it once.
-  let latest;
-  const store = {
-    load: () => file.load(),
-    save: async (state) => {
-      latest = state;
-    },
-    ensureWritable: async () => {},
-    close: async () => {},
-  };
-  const send = async (request) => {
-    const body = request.body;
-    const tiles = Array.isArray(body.tiles)
-      ? body.tiles.map((t, i) => ({ ...t, id: t.id ?? `tile-${i}` }))
-      : undefined;
-    return { result: { id: request.params.id ?? "x", ...body, ...(tiles ? { tiles } : {}) } };
-  };
-  const reconciler = createReconciler({
-    manifests,
-    store,
-    send,
-    secrets: { env: {}, secretsDir: manifests },
-    logger: createLogger("silent"),
-    concurrency: 64,
-  });
-  const result = await reconciler.pass({ trigger: "bench" });
-  await file.save(latest);
-  await file.close();
-  if (!result.ok)
-    throw new Error(`seeding failed: ${JSON.stringify(result.statuses.find((s) => s.status !== "Synced"))}`);
 }
 
 /** Runs the CLI; resolves with its exit code, output and wall time. */

@@ -6,14 +6,12 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { seedState } from "./seed-state.mjs";
 
 const repo = fileURLToPath(new URL("..", import.meta.url));
 const CLI = join(repo, "dist", "cli.js");
 const dist = (path) => import(join(repo, "dist", path));
 const { defaultIds: ids } = await dist("simulator/index.js");
-const { createReconciler } = await dist("reconcile/engine.js");
-const { createFileStore } = await dist("state/file-store.js");
-const { createLogger } = await dist("telemetry/logger.js");
 
 const COUNT = 10_000;
 const CHANGED = 100;
@@ -41,38 +39,6 @@ async function writeManifests(dir, perFile, changed) {
     for (let i = f * perFile; i < Math.min(COUNT, (f + 1) * perFile); i++) docs.push(manifest(i, changed(i)));
     await writeFile(join(dir, `m-${f}.yaml`), docs.join("---\n"));
   }
-}
-
-/** The state a converged apply of the base leaves, through the real engine and an instant platform. */
-async function seedState(manifests, stateDir) {
-  const file = createFileStore(stateDir);
-  let latest;
-  const store = {
-    load: () => file.load(),
-    save: async (state) => {
-      latest = state;
-    },
-    ensureWritable: async () => {},
-    close: async () => {},
-  };
-  const send = async (request) => {
-    const tiles = Array.isArray(request.body.tiles)
-      ? request.body.tiles.map((t, i) => ({ ...t, id: t.id ?? `tile-${i}` }))
-      : undefined;
-    return { result: { ...request.body, ...(tiles ? { tiles } : {}) } };
-  };
-  const logger = createLogger("silent");
-  const reconciler = createReconciler({
-    manifests,
-    store,
-    send,
-    secrets: { env: {}, secretsDir: manifests },
-    logger,
-    concurrency: 64,
-  });
-  await reconciler.pass({ trigger: "bench" });
-  await file.save(latest);
-  await file.close();
 }
 
 function cli(args, env, cwd) {

@@ -6,6 +6,7 @@ import { defaultIds as ids, type Simulator, startSimulator } from "../src/simula
 import { driftlessAsync } from "./helpers/cli.js";
 import { startDaemonProcess } from "./helpers/daemon-process.js";
 import { type FakeKubernetes, startFakeKubernetes } from "./helpers/fake-kubernetes.js";
+import { platformEnv } from "./helpers/platform-env.js";
 import { stateInSecrets } from "./helpers/state-secrets.js";
 
 /**
@@ -68,11 +69,7 @@ describe("renames and removals (built CLI)", () => {
       DRIFTLESS_MANIFESTS: manifests,
       DRIFTLESS_STATE_DIR: join(root, "state"),
       DRIFTLESS_SECRETS_DIR: join(root, "secrets"),
-      DRIFTLESS_MANAGEMENT_URL: sim.managementUrl,
-      DRIFTLESS_OBSERVABILITY_URL: sim.observabilityUrl,
-      DRIFTLESS_MANAGEMENT_KEY_ID: sim.credentials.managementKeyId,
-      DRIFTLESS_MANAGEMENT_KEY_SECRET: sim.credentials.managementKeySecret,
-      DRIFTLESS_OBSERVABILITY_TOKEN: sim.credentials.observabilityToken,
+      ...platformEnv(sim),
     };
   });
 

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { defaultIds as ids, type Simulator, startSimulator } from "../src/simulator/index.js";
 import { driftlessAsync as driftless } from "./helpers/cli.js";
+import { platformEnv } from "./helpers/platform-env.js";
 
 /**
  * Partial manifests through the built CLI: only the ids are required, a field left out is not managed,
@@ -46,11 +47,7 @@ describe("partial manifests (built CLI)", () => {
       DRIFTLESS_MANIFESTS: join(root, "manifests"),
       DRIFTLESS_STATE_DIR: join(root, "state"),
       DRIFTLESS_SECRETS_DIR: join(root, "secrets"),
-      DRIFTLESS_MANAGEMENT_URL: sim.managementUrl,
-      DRIFTLESS_OBSERVABILITY_URL: sim.observabilityUrl,
-      DRIFTLESS_MANAGEMENT_KEY_ID: sim.credentials.managementKeyId,
-      DRIFTLESS_MANAGEMENT_KEY_SECRET: sim.credentials.managementKeySecret,
-      DRIFTLESS_OBSERVABILITY_TOKEN: sim.credentials.observabilityToken,
+      ...platformEnv(sim),
     };
   });
   afterEach(async () => {

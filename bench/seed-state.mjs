@@ -1,0 +1,45 @@
+// The state a converged apply of a folder of manifests leaves: the real engine, an instant in-memory
+// platform that answers each request with its body (and tile ids), and one save at the end.
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const repo = fileURLToPath(new URL("..", import.meta.url));
+const dist = (path) => import(join(repo, "dist", path));
+const { createReconciler } = await dist("reconcile/engine.js");
+const { createFileStore } = await dist("state/file-store.js");
+const { createLogger } = await dist("telemetry/logger.js");
+
+/** Applies `manifests` once and saves the state in `stateDir`; throws when a resource is not Synced. */
+export async function seedState(manifests, stateDir) {
+  const file = createFileStore(stateDir);
+  // The engine saves after every write; a seed of 10,000 writes keeps the last state and saves it once.
+  let latest;
+  const store = {
+    load: () => file.load(),
+    save: async (state) => {
+      latest = state;
+    },
+    ensureWritable: async () => {},
+    close: async () => {},
+  };
+  const send = async (request) => {
+    const body = request.body;
+    const tiles = Array.isArray(body.tiles)
+      ? body.tiles.map((t, i) => ({ ...t, id: t.id ?? `tile-${i}` }))
+      : undefined;
+    return { result: { id: request.params.id ?? "x", ...body, ...(tiles ? { tiles } : {}) } };
+  };
+  const reconciler = createReconciler({
+    manifests,
+    store,
+    send,
+    secrets: { env: {}, secretsDir: manifests },
+    logger: createLogger("silent"),
+    concurrency: 64,
+  });
+  const result = await reconciler.pass({ trigger: "bench" });
+  await file.save(latest);
+  await file.close();
+  if (!result.ok)
+    throw new Error(`seeding failed: ${JSON.stringify(result.statuses.find((s) => s.status !== "Synced"))}`);
+}
