@@ -1,4 +1,4 @@
-// The scale measures of issue 14, each printed beside its target and beside what the release before the
+// The scale measures, each printed beside its target and beside what the release before the
 // journal and the shards wrote (computed in this same run from the whole state, which is what that
 // release wrote on every save):
 // 1. bytes written per changed resource, file store and Kubernetes store, at 1,000 / 10,000 / 100,000
