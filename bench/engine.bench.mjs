@@ -9,10 +9,9 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { seedState } from "./seed-state.mjs";
+import { runCli, seedState } from "./common.mjs";
 
 const repo = fileURLToPath(new URL("..", import.meta.url));
-const CLI = join(repo, "dist", "cli.js");
 const dist = (path) => import(join(repo, "dist", path));
 const { startSimulator, defaultFixture, defaultIds: ids } = await dist("simulator/index.js");
 const { MANAGEMENT_BUDGET } = await dist("platform/budget.js");
@@ -45,21 +44,8 @@ async function writeManifests(dir, count) {
   }
 }
 
-/** Runs the CLI; resolves with its exit code, output and wall time. */
-function cli(args, env) {
-  return new Promise((resolve) => {
-    const started = performance.now();
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: { PATH: process.env.PATH ?? "", DRIFTLESS_LOG_LEVEL: "error", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c) => (stdout += c));
-    child.stderr.on("data", (c) => (stderr += c));
-    child.on("close", (code) => resolve({ code, stdout, stderr, ms: performance.now() - started }));
-  });
-}
+/** The CLI with driftless's own logs quiet. */
+const cli = (args, env) => runCli(args, { DRIFTLESS_LOG_LEVEL: "error", ...env });
 
 /** Peak resident memory of a plan run in its own process (the CLI's code path, measured from inside). */
 function planPeakMemory(manifests, stateDir) {

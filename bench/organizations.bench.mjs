@@ -1,19 +1,10 @@
-// Apply throughput with several organizations, each with its own management key
-// (DRIFTLESS_MANAGEMENT_CREDENTIALS_DIR): N changed API keys spread evenly over 1, 2 and 4
-// organizations, against the simulator's default limits (10 requests per 10 s per key), printed beside
-// the single-key bound. driftless's budget grants a key `requests` at once, then `requests` per window,
-// so N requests on one key take at least floor((N - 1) / requests) windows; the platform limits each
-// key, so with K keys each key carries N / K. Targets: the K-key bound plus the run's start-up
-// (under a second), throughput growing with K, no 429.
-// BENCH_QUICK=1 runs with 36 changed resources instead of 72 (the full run takes about 2 min).
-import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { runCli } from "./common.mjs";
 
 const repo = fileURLToPath(new URL("..", import.meta.url));
-const CLI = join(repo, "dist", "cli.js");
 const dist = (path) => import(join(repo, "dist", path));
 const { startSimulator, defaultFixture, defaultIds: ids } = await dist("simulator/index.js");
 const { MANAGEMENT_BUDGET } = await dist("platform/budget.js");
@@ -68,19 +59,8 @@ function fixtureOf(organizations, perOrg) {
   return { fixture, orgs };
 }
 
-function cli(args, env) {
-  return new Promise((resolve) => {
-    const started = performance.now();
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: { PATH: process.env.PATH ?? "", DRIFTLESS_LOG_LEVEL: "error", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stderr = "";
-    child.stdout.resume();
-    child.stderr.on("data", (c) => (stderr += c));
-    child.on("close", (code) => resolve({ code, stderr, ms: performance.now() - started }));
-  });
-}
+/** The CLI with driftless's own logs quiet. */
+const cli = (args, env) => runCli(args, { DRIFTLESS_LOG_LEVEL: "error", ...env });
 
 async function applyWithKeys(keys) {
   const root = await mkdtemp(join(tmpdir(), "driftless-bench-orgs-"));

@@ -1,15 +1,14 @@
 // `driftless plan --base` over a git repository of 10,000 manifests (target < 2 s, with no driftless
 // setting in the environment), beside the state-based `driftless plan` of the same manifests. Measured
 // twice: 50 manifests a file (200 files) and one manifest a file (10,000 files, one blob each).
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { seedState } from "./seed-state.mjs";
+import { runCli, seedState } from "./common.mjs";
 
 const repo = fileURLToPath(new URL("..", import.meta.url));
-const CLI = join(repo, "dist", "cli.js");
 const dist = (path) => import(join(repo, "dist", path));
 const { defaultIds: ids } = await dist("simulator/index.js");
 
@@ -41,19 +40,7 @@ async function writeManifests(dir, perFile, changed) {
   }
 }
 
-function cli(args, env, cwd) {
-  return new Promise((resolve) => {
-    const started = performance.now();
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd,
-      env: { PATH: process.env.PATH ?? "", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    child.stdout.on("data", (c) => (stdout += c));
-    child.on("close", (code) => resolve({ code, stdout, ms: performance.now() - started }));
-  });
-}
+const cli = runCli;
 
 async function measure(perFile) {
   const root = await mkdtemp(join(tmpdir(), "driftless-bench-base-"));

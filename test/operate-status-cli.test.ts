@@ -2,7 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runDriftless, startDriftless } from "./helpers/daemon-cli.js";
+import { driftlessAsync, startDriftless } from "./helpers/cli.js";
 import { apiKey, until, useDaemonRun, WATCHES } from "./helpers/daemon-run.js";
 
 /** `driftless status` through the built CLI against a running `driftless run`. */
@@ -36,9 +36,9 @@ describe("driftless status", () => {
     const port = new URL(d.url).port;
 
     // No --url: the listen address, 0.0.0.0 asked as 127.0.0.1.
-    const quiet = await runDriftless(["status"], { DRIFTLESS_LISTEN: `0.0.0.0:${port}` });
-    const all = await runDriftless(["status", "--all", "--url", d.url]);
-    const json = await runDriftless(["status", "-o", "json", "--url", d.url]);
+    const quiet = await driftlessAsync(["status"], { DRIFTLESS_LISTEN: `0.0.0.0:${port}` });
+    const all = await driftlessAsync(["status", "--all", "--url", d.url]);
+    const json = await driftlessAsync(["status", "-o", "json", "--url", d.url]);
 
     expect(quiet).toEqual({ code: 0, stdout: "all 3 resources are Synced\n", stderr: "" });
     expect(all.code).toBe(0);
@@ -71,7 +71,7 @@ describe("driftless status", () => {
       return body.revision === revision;
     });
 
-    const result = await runDriftless(["status", "--url", d.url]);
+    const result = await driftlessAsync(["status", "--url", d.url]);
 
     expect(result.code).toBe(1);
     expect(result.stdout.split("\n")).toEqual([
@@ -88,9 +88,9 @@ describe("driftless status", () => {
     await writeFile(tokenFile, `${TOKEN}\n`);
     const d = await started({ DRIFTLESS_STATUS_TOKEN_FILE: tokenFile });
 
-    const nobody = await runDriftless(["status", "--url", `http://127.0.0.1:${await closedPort()}`]);
-    const noToken = await runDriftless(["status", "--url", d.url]);
-    const withToken = await runDriftless(["status", "--url", d.url], {
+    const nobody = await driftlessAsync(["status", "--url", `http://127.0.0.1:${await closedPort()}`]);
+    const noToken = await driftlessAsync(["status", "--url", d.url]);
+    const withToken = await driftlessAsync(["status", "--url", d.url], {
       DRIFTLESS_STATUS_TOKEN_FILE: tokenFile,
     });
 
@@ -109,7 +109,7 @@ describe("driftless status", () => {
     const watching = startDriftless(["status", "--watch", "--url", d.url], env);
     await until(() => watching.stdout().includes("all 3 resources are Synced"));
 
-    const suspend = await runDriftless(["suspend", "--url", d.url, "--reason", "freeze"], env);
+    const suspend = await driftlessAsync(["suspend", "--url", d.url, "--reason", "freeze"], env);
     await until(() => watching.stdout().includes("Suspended"));
     watching.child.kill("SIGINT");
     const ended = await watching.exited;
@@ -126,9 +126,9 @@ describe("driftless status", () => {
   it("prints what came from outside on one line, its control characters escaped", async () => {
     const d = await started({ DRIFTLESS_STATUS_TOKEN: TOKEN });
     const env = { DRIFTLESS_STATUS_TOKEN: TOKEN };
-    await runDriftless(["suspend", "--url", d.url, "--reason", "line one\n\u001b[2Jfake line"], env);
+    await driftlessAsync(["suspend", "--url", d.url, "--reason", "line one\n\u001b[2Jfake line"], env);
 
-    const result = await runDriftless(["status", "--url", d.url], env);
+    const result = await driftlessAsync(["status", "--url", d.url], env);
 
     expect(result.stdout).not.toContain("\u001b");
     expect(result.stdout.split("\n")[0]).toMatch(
@@ -140,7 +140,7 @@ describe("driftless status", () => {
     run.simulator.inject({ api: "management", kind: "latency", ms: 3_000 });
     const d = await run.start();
 
-    const result = await runDriftless(["status", "--url", d.url]);
+    const result = await driftlessAsync(["status", "--url", d.url]);
 
     expect(result).toEqual({ code: 1, stdout: "no reconcile pass has finished yet\n", stderr: "" });
   });

@@ -2,8 +2,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { repo } from "./helpers/cli.js";
-import { runDriftless } from "./helpers/daemon-cli.js";
+import { driftlessAsync, repo } from "./helpers/cli.js";
 import type { DaemonProcess } from "./helpers/daemon-process.js";
 import { apiKey, until, useDaemonRun, WATCHES } from "./helpers/daemon-run.js";
 
@@ -89,7 +88,7 @@ const rowsOf = (page: Page, table: string) =>
 describe("the status page", () => {
   it("shows the revision, the leader, the last pass, the resources, the watches; filters, searches, and shows hostile text as text", async () => {
     const d = await startWithHostileManifest({ DRIFTLESS_STATUS_TOKEN: TOKEN });
-    const suspended = await runDriftless(["suspend", "--url", d.url, "--reason", HOSTILE_REASON], {
+    const suspended = await driftlessAsync(["suspend", "--url", d.url, "--reason", HOSTILE_REASON], {
       DRIFTLESS_STATUS_TOKEN: TOKEN,
     });
     const { page, dialogs, requests } = await openPage();

@@ -9,7 +9,7 @@ import type { PassResult } from "../src/reconcile/types.js";
 import { newState } from "../src/state/state-format.js";
 import { createLogger } from "../src/telemetry/logger.js";
 import { createMetrics } from "../src/telemetry/metrics.js";
-import { runDriftless } from "./helpers/daemon-cli.js";
+import { driftlessAsync } from "./helpers/cli.js";
 import { switchableLeadership } from "./helpers/switchable-leadership.js";
 
 /**
@@ -87,7 +87,7 @@ describe("POST /suspend and leadership", () => {
   it("driftless status on a follower says to ask the leader, and exits 1", async () => {
     const replica = await start(false);
 
-    const result = await runDriftless(["status", "--url", replica.url]);
+    const result = await driftlessAsync(["status", "--url", replica.url]);
 
     expect(result).toEqual({
       code: 1,

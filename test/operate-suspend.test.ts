@@ -2,8 +2,7 @@ import { readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { repo } from "./helpers/cli.js";
-import { runDriftless } from "./helpers/daemon-cli.js";
+import { driftlessAsync, repo } from "./helpers/cli.js";
 import type { DaemonProcess } from "./helpers/daemon-process.js";
 import { apiKey, files, metricsOf, until, useDaemonRun, WATCHES } from "./helpers/daemon-run.js";
 
@@ -57,7 +56,7 @@ describe("driftless suspend and resume", () => {
     const first = await run.start(env);
     await first.waitForLog((l) => l.msg === "pass finished");
 
-    const suspend = await runDriftless(["suspend", "--url", first.url, "--reason", "incident 42"], env);
+    const suspend = await driftlessAsync(["suspend", "--url", first.url, "--reason", "incident 42"], env);
     const revision = await run.layout.publish(files("ci-deployer-renamed"));
     const during = await settled(first, revision, "Suspended");
     const polls = await pollSuccesses(first);
@@ -68,7 +67,7 @@ describe("driftless suspend and resume", () => {
     const second = await run.start(env);
     const afterRestart = await settled(second, revision, "Suspended");
     const sentWhileSuspended = renamed().length;
-    const resume = await runDriftless(["resume", "--url", second.url], env);
+    const resume = await driftlessAsync(["resume", "--url", second.url], env);
     await until(() => renamed().length > 0);
     const resumed = await settled(second, revision, "Synced");
 
@@ -105,7 +104,7 @@ describe("driftless suspend and resume", () => {
     const d = await run.start(env);
     await until(() => run.simulator.requests.some((r) => r.route === ORG_ROUTE));
 
-    const suspend = await runDriftless(["suspend", "--url", d.url], env);
+    const suspend = await driftlessAsync(["suspend", "--url", d.url], env);
     const line = await d.waitForLog((l) => l.msg === "pass finished");
     const status = await statusOf(d);
 
@@ -155,7 +154,9 @@ describe("driftless suspend and resume", () => {
     await mkdir(folder, { recursive: true });
     await writeFile(join(folder, "key.yaml"), annotatedKey());
 
-    const plan = await runDriftless(["plan", folder], { DRIFTLESS_STATE_DIR: join(run.root, "plan-state") });
+    const plan = await driftlessAsync(["plan", folder], {
+      DRIFTLESS_STATE_DIR: join(run.root, "plan-state"),
+    });
 
     expect(plan.stdout).toContain(
       '… ApiKey/ci-deployer: waits: suspended by its annotation driftless/suspend: "true": nothing is sent for it until it is removed',
@@ -167,9 +168,9 @@ describe("driftless suspend and resume", () => {
     const d = await run.start();
     await d.waitForLog((l) => l.msg === "pass finished");
 
-    const noToken = await runDriftless(["suspend", "--url", d.url]);
-    const wrong = await runDriftless(["suspend", "--url", d.url], { DRIFTLESS_WEBHOOK_TOKEN: "not-it" });
-    const right = await runDriftless(["suspend", "--url", d.url], {
+    const noToken = await driftlessAsync(["suspend", "--url", d.url]);
+    const wrong = await driftlessAsync(["suspend", "--url", d.url], { DRIFTLESS_WEBHOOK_TOKEN: "not-it" });
+    const right = await driftlessAsync(["suspend", "--url", d.url], {
       DRIFTLESS_WEBHOOK_TOKEN: "hook-token-for-tests",
     });
     const body = (await (await fetch(`${d.url}/status`)).json()) as Status;
@@ -193,7 +194,7 @@ describe("driftless suspend and resume", () => {
       method: "POST",
       headers: { authorization: "Bearer x" },
     });
-    const cli = await runDriftless(["suspend", "--url", d.url], { DRIFTLESS_STATUS_TOKEN: "x" });
+    const cli = await driftlessAsync(["suspend", "--url", d.url], { DRIFTLESS_STATUS_TOKEN: "x" });
     const body = (await (await fetch(`${d.url}/status`)).json()) as Status;
 
     expect(answer.status).toBe(403);

@@ -123,13 +123,14 @@ class Job {
   finish(status: ResourceStatusName, message?: string, failure?: Failure): ResourceOutcome {
     const { manifest, requestId } = this;
     const appliedAt = this.record?.appliedAt;
+    const organization = organizationOf(manifest);
     if (status !== "Synced") this.log.warn({ status, reason: message, requestId }, "resource not in sync");
     return {
       status: {
         kind: manifest.kind,
         name: manifest.name,
         status,
-        ...(organizationOf(manifest) ? { organization: organizationOf(manifest) } : {}),
+        ...(organization ? { organization } : {}),
         ...(message ? { message } : {}),
         ...(requestId ? { requestId } : {}),
         ...(appliedAt ? { lastAppliedAt: appliedAt } : {}),

@@ -1,5 +1,6 @@
-// The state a converged apply of a folder of manifests leaves: the real engine, an instant in-memory
-// platform that answers each request with its body (and tile ids), and one save at the end.
+// What the benches share: running the built CLI with a wall clock, and seeding the state a converged
+// apply leaves.
+import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -8,6 +9,32 @@ const dist = (path) => import(join(repo, "dist", path));
 const { createReconciler } = await dist("reconcile/engine.js");
 const { createFileStore } = await dist("state/file-store.js");
 const { createLogger } = await dist("telemetry/logger.js");
+const CLI = join(repo, "dist", "cli.js");
+
+/**
+ * Runs the built CLI with `args` in a clean environment (PATH and `env` only); resolves with its exit
+ * code, output and wall time in ms.
+ */
+export function runCli(args, env = {}, cwd = undefined) {
+  return new Promise((resolve) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, [CLI, ...args], {
+      ...(cwd ? { cwd } : {}),
+      env: { PATH: process.env.PATH ?? "", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c) => (stdout += c));
+    child.stderr.on("data", (c) => (stderr += c));
+    child.on("close", (code) => resolve({ code, stdout, stderr, ms: performance.now() - started }));
+  });
+}
+
+/**
+ * The state a converged apply of a folder of manifests leaves: the real engine, an instant in-memory
+ * platform that answers each request with its body (and tile ids), and one save at the end.
+ */
 
 /** Applies `manifests` once and saves the state in `stateDir`; throws when a resource is not Synced. */
 export async function seedState(manifests, stateDir) {
