@@ -118,7 +118,10 @@ describe("the Kubernetes state store", () => {
     const before = writes().length;
 
     await store.save(state);
-    (state.resources["DataPipe/pipe-7"] as ResourceRecord).serverId = "changed";
+    state.resources["DataPipe/pipe-7"] = {
+      ...(state.resources["DataPipe/pipe-7"] as ResourceRecord),
+      serverId: "changed",
+    };
     await store.save(state);
 
     expect(
@@ -431,7 +434,10 @@ describe("the Kubernetes state store", () => {
 
     const loaded = await store.load();
     const asWritten = structuredClone(loaded);
-    (loaded.resources["DataPipe/pipe-3"] as ResourceRecord).serverId = "after the upgrade";
+    loaded.resources["DataPipe/pipe-3"] = {
+      ...(loaded.resources["DataPipe/pipe-3"] as ResourceRecord),
+      serverId: "after the upgrade",
+    };
     await store.save(loaded);
 
     expect(asWritten).toEqual(written);

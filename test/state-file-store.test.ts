@@ -327,7 +327,10 @@ describe("the journal", () => {
     await store.save(state);
     const snapshot = await readFile(join(dir, STATE_FILE), "utf8");
 
-    (state.resources["DataPipe/p7"] as ResourceRecord).serverId = "changed";
+    state.resources["DataPipe/p7"] = {
+      ...(state.resources["DataPipe/p7"] as ResourceRecord),
+      serverId: "changed",
+    };
     delete state.resources["DataPipe/p8"];
     await store.save(state);
 
@@ -349,7 +352,10 @@ describe("the journal", () => {
     const store = open();
     const state = pipes(await store.load(), 10);
     await store.save(state);
-    (state.resources["DataPipe/p3"] as ResourceRecord).serverId = "journaled";
+    state.resources["DataPipe/p3"] = {
+      ...(state.resources["DataPipe/p3"] as ResourceRecord),
+      serverId: "journaled",
+    };
     await store.save(state);
 
     await store.close();
@@ -372,14 +378,20 @@ describe("the journal", () => {
     const store = open();
     const state = pipes(await store.load(), 3);
     await store.save(state);
-    (state.resources["DataPipe/p1"] as ResourceRecord).serverId = "saved";
+    state.resources["DataPipe/p1"] = {
+      ...(state.resources["DataPipe/p1"] as ResourceRecord),
+      serverId: "saved",
+    };
     await store.save(state);
     await store.close();
     await appendFile(join(dir, JOURNAL_FILE), '{"set":{"DataPipe/p2":{"kind":"DataPipe","na');
 
     const reopened = open();
     const loaded = await reopened.load();
-    (loaded.resources["DataPipe/p0"] as ResourceRecord).serverId = "after the crash";
+    loaded.resources["DataPipe/p0"] = {
+      ...(loaded.resources["DataPipe/p0"] as ResourceRecord),
+      serverId: "after the crash",
+    };
     await reopened.save(loaded);
     await reopened.close();
 
@@ -428,7 +440,10 @@ describe("the journal", () => {
     const writer = open();
     const state = pipes(await writer.load(), 10);
     await writer.save(state);
-    (state.resources["DataPipe/p3"] as ResourceRecord).serverId = "journaled";
+    state.resources["DataPipe/p3"] = {
+      ...(state.resources["DataPipe/p3"] as ResourceRecord),
+      serverId: "journaled",
+    };
     await writer.save(state);
 
     const seen = await open({ readOnly: true }).load();
@@ -459,7 +474,10 @@ describe("the journal", () => {
 
     const loaded = await store.load();
     const asWritten = structuredClone(loaded);
-    (loaded.resources["DataPipe/pipe-3"] as ResourceRecord).serverId = "after the upgrade";
+    loaded.resources["DataPipe/pipe-3"] = {
+      ...(loaded.resources["DataPipe/pipe-3"] as ResourceRecord),
+      serverId: "after the upgrade",
+    };
     await store.save(loaded);
     const snapshotAfterSave = await readFile(join(dir, STATE_FILE), "utf8");
     await store.close();

@@ -191,9 +191,11 @@ function unmanagedViews(settled: SettledRecords): PlanView[] {
  * operator took the allowance back, so giving it again allows one more attempt. True when any changed.
  */
 function rearmAllowances(run: PassRun): void {
-  for (const [id, record] of Object.entries(run.pass.state.resources)) {
+  const { resources } = run.pass.state;
+  for (const [id, record] of Object.entries(resources)) {
     if (record.allowanceUsedAt === undefined || run.allow.has(id)) continue;
-    delete record.allowanceUsedAt;
+    const { allowanceUsedAt: _rearmed, ...rest } = record;
+    resources[id] = rest;
     markChanged(run.pass, id);
   }
 }

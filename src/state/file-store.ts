@@ -5,7 +5,14 @@ import type { Logger } from "../telemetry/logger.js";
 import { isTemporaryOf, writeFileAtomic } from "./atomic-write.js";
 import { acquireFileLock, type FileLock } from "./file-lock.js";
 import { appendDurably, JOURNAL_FILE, journalLine, replayJournal, truncateDurably } from "./journal.js";
-import { newState, parseState, recordTexts, serializeState, topLevelText } from "./state-format.js";
+import {
+  type KnownRecord,
+  knownRecords,
+  newState,
+  parseState,
+  serializeState,
+  topLevelText,
+} from "./state-format.js";
 import type { State, StateStore } from "./store.js";
 
 /**
@@ -85,11 +92,11 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
   /**
    * What the folder holds, as far as this process knows: the base of the next save's journal lines,
    * and, while the files still have the `signature` this process last saw, what the next load returns
-   * without reading them again.
+   * without reading them again (the same frozen records: a load then costs no parse).
    */
   let onDisk:
     | {
-        records: Map<string, string>;
+        records: Map<string, KnownRecord>;
         top: string;
         snapshotBytes: number;
         journalBytes: number;
@@ -132,7 +139,7 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
       // A read-only store never saves: it needs no texts to compare a save against.
       if (readOnly) return state;
       onDisk = {
-        records: recordTexts(state),
+        records: knownRecords(state),
         top: topLevelText(state),
         snapshotBytes: Buffer.byteLength(read.snapshot),
         journalBytes,
@@ -159,7 +166,7 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
     if (unreadable)
       throw new StateError(`not saving over a state that could not be read: ${unreadable.message}`);
     const held = await locked();
-    const texts = { records: recordTexts(state), top: topLevelText(state) };
+    const texts = { records: knownRecords(state, onDisk?.records), top: topLevelText(state) };
     // Saves of one process land in the order they were asked for.
     const write = writes.then(async () => {
       await held.check();
@@ -176,7 +183,10 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
   }
 
   /** Appends what changed since the last load or save, compacting when the journal has grown. */
-  async function persist(state: State, texts: { records: Map<string, string>; top: string }): Promise<void> {
+  async function persist(
+    state: State,
+    texts: { records: Map<string, KnownRecord>; top: string },
+  ): Promise<void> {
     const lines = onDisk ? journalLine(onDisk, texts) : "";
     const journalBytes = (onDisk?.journalBytes ?? 0) + Buffer.byteLength(lines);
     // Appended even when compacting: snapshot + journal stays the saved state at every step.
@@ -236,11 +246,14 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
   return { file, load, save, ensureWritable, close };
 }
 
-/** The State whose texts are `known`: a new object each time, as a load's must be (callers mutate it). */
-function stateOf(known: { records: Map<string, string>; top: string }): State {
-  const records: string[] = [];
-  for (const [id, text] of known.records) records.push(`${JSON.stringify(id)}:${text}`);
-  return { ...JSON.parse(known.top), resources: JSON.parse(`{${records.join(",")}}`) } as State;
+/**
+ * The State `known` describes: new top-level fields and a new `resources` object each time (callers add,
+ * replace and delete records), holding the known records themselves (frozen: callers replace them).
+ */
+function stateOf(known: { records: ReadonlyMap<string, KnownRecord>; top: string }): State {
+  const resources: State["resources"] = {};
+  for (const [id, { record }] of known.records) resources[id] = record;
+  return { ...JSON.parse(known.top), resources } as State;
 }
 
 /**

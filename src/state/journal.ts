@@ -1,6 +1,6 @@
 import { open } from "node:fs/promises";
 import { z } from "zod";
-import { checked, parseJson, TopLevelSchema } from "./state-format.js";
+import { checked, type KnownRecord, parseJson, TopLevelSchema } from "./state-format.js";
 import { ResourceRecord, type State } from "./store.js";
 
 /**
@@ -16,12 +16,13 @@ export const JOURNAL_FILE = "state.journal";
 
 /** The line that turns a state whose texts are `before` into one whose texts are `after`; "" if equal. */
 export function journalLine(
-  before: { records: Map<string, string>; top: string },
-  after: { records: Map<string, string>; top: string },
+  before: { records: ReadonlyMap<string, KnownRecord>; top: string },
+  after: { records: ReadonlyMap<string, KnownRecord>; top: string },
 ): string {
   const set: string[] = [];
-  for (const [id, text] of after.records) {
-    if (before.records.get(id) !== text) set.push(`${JSON.stringify(id)}:${text}`);
+  for (const [id, known] of after.records) {
+    const was = before.records.get(id);
+    if (was !== known && was?.text !== known.text) set.push(`${JSON.stringify(id)}:${known.text}`);
   }
   const deleted = [...before.records.keys()].filter((id) => !after.records.has(id));
   const parts: string[] = [];

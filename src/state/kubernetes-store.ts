@@ -9,11 +9,12 @@ import { mapLimited } from "../map-limited.js";
 import type { Logger } from "../telemetry/logger.js";
 import {
   checked,
+  type KnownRecord,
+  knownRecords,
   newState,
   parseJson,
   parseState,
   parseTopLevel,
-  recordTexts,
   topLevelText,
 } from "./state-format.js";
 import { ResourceRecord, type State, type StateStore } from "./store.js";
@@ -138,6 +139,8 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
   /** The versions this store last read or wrote, for states it did not hand out itself. */
   let latest: Versions = { meta: "", shards: shardIndexes.map(() => "") };
   let known: Known = { shards: shardIndexes.map(() => new Map()), top: undefined, legacy: false };
+  /** Every record this store last loaded or was asked to save, with its text (see knownRecords). */
+  let serialized = new Map<string, KnownRecord>();
   /** The state of a store that has none saved yet, made once so its salt does not change per load. */
   let fresh: State | undefined;
   let writes: Promise<void> = Promise.resolve();
@@ -190,6 +193,7 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
       await gunzipped(whole, STATE_KEY, name),
       `the state in ${where} (key ${STATE_KEY})`,
     );
+    serialized = knownRecords(state);
     log.info(
       { resources: Object.keys(state.resources).length },
       "state in the single-Secret form of an earlier driftless: the next save moves it into the shards",
@@ -208,12 +212,14 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
       ...parseTopLevel(topText, `the state in ${where} (key ${META_KEY})`),
       resources: {},
     } as State;
-    const texts: Known["shards"] = [];
+    const ids: string[][] = [];
     for (const [index, shard] of shards.entries()) {
       const records = await shardRecords(shard, shardName(name, index));
       Object.assign(state.resources, records);
-      texts.push(new Map(Object.entries(records).map(([id, record]) => [id, JSON.stringify(record)])));
+      ids.push(Object.keys(records));
     }
+    serialized = knownRecords(state);
+    const texts = ids.map((shard) => new Map(shard.map((id) => [id, serialized.get(id)?.text ?? ""])));
     return loaded(state, readAt, { shards: texts, top: topLevelText(state), legacy: false });
   }
 
@@ -268,8 +274,9 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
   async function persist(state: State): Promise<void> {
     const base = versions.get(state) ?? latest;
     refuseStale(base);
+    serialized = knownRecords(state, serialized);
     const byShard: Array<Map<string, string>> = shardIndexes.map(() => new Map());
-    for (const [id, text] of recordTexts(state)) byShard[shardOf(id)]?.set(id, text);
+    for (const [id, { text }] of serialized) byShard[shardOf(id)]?.set(id, text);
     const changed = shardIndexes.filter((index) =>
       differs(known.shards[index], byShard[index], base.shards[index]),
     );

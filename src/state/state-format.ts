@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { StateError } from "../errors.js";
-import { STATE_VERSION, State } from "./store.js";
+import { type ResourceRecord, STATE_VERSION, State } from "./store.js";
 
 /**
  * The saved form of State, shared by every store: versioned JSON. Records are checked for the fields
@@ -30,14 +30,38 @@ export function serializeState(state: State): string {
   return `${JSON.stringify(state)}\n`;
 }
 
-/** The text of each record, by resource id: what a store compares to know which records a save changed. */
-export function recordTexts(state: State): Map<string, string> {
-  const texts = new Map<string, string>();
-  for (const [id, record] of Object.entries(state.resources)) texts.set(id, JSON.stringify(record));
-  return texts;
+/** A record as a store last read or wrote it, with its text. */
+export type KnownRecord = { readonly record: ResourceRecord; readonly text: string };
+
+/**
+ * Each record of `state` with its text, by resource id. A record that is the very object `before` holds
+ * keeps its text unserialized (at 10,000 records, serializing them all is most of an unchanged save);
+ * every other one is serialized, then frozen, so that a change in place throws rather than slipping past
+ * this comparison. Records are replaced, never changed in place (see StateStore).
+ */
+export function knownRecords(
+  state: State,
+  before?: ReadonlyMap<string, KnownRecord>,
+): Map<string, KnownRecord> {
+  const known = new Map<string, KnownRecord>();
+  for (const [id, record] of Object.entries(state.resources)) {
+    const was = before?.get(id);
+    known.set(
+      id,
+      was?.record === record ? was : { record: deepFreeze(record), text: JSON.stringify(record) },
+    );
+  }
+  return known;
 }
 
-/** The text of the top-level fields (all but `resources`), compared as recordTexts are. */
+/** `value` with it and every object and array in it frozen. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return value;
+  for (const inner of Object.values(value)) deepFreeze(inner);
+  return Object.freeze(value);
+}
+
+/** The text of the top-level fields (all but `resources`), compared as the records' texts are. */
 export function topLevelText(state: State): string {
   const { resources: _, ...top } = state;
   return JSON.stringify(top);

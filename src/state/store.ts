@@ -72,7 +72,11 @@ export const State = z.looseObject({
 export type State = z.infer<typeof State>;
 
 export interface StateStore {
-  /** The saved state, or a new empty one. Throws StateError when it is unreadable or corrupt. */
+  /**
+   * The saved state, or a new empty one. Throws StateError when it is unreadable or corrupt. The state
+   * object and its `resources` are new at each load; a record may be shared with earlier loads and saves
+   * (frozen): replace a record to change it, never change one in place.
+   */
   load(): Promise<State>;
   /** Replaces the saved state atomically. Throws StateError. */
   save(state: State): Promise<void>;

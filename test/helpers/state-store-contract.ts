@@ -129,9 +129,30 @@ export function describeStateStore(
       await store.save(state);
 
       const loaded = await store.load();
-      (loaded.resources["DataPipe/a"] as ResourceRecord).serverId = "changed in memory";
+      loaded.resources["DataPipe/a"] = {
+        ...(loaded.resources["DataPipe/a"] as ResourceRecord),
+        serverId: "changed in memory",
+      };
 
       expect((await store.load()).resources["DataPipe/a"]?.serverId).toBe(sampleRecord("a").serverId);
+    });
+
+    it("hands out records that cannot be changed in place (a save would not see it), only replaced", async () => {
+      const store = await (await fixture()).open();
+      await store.save(withRecords(await store.load(), sampleRecord("a")));
+
+      const loaded = await store.load();
+      const record = loaded.resources["DataPipe/a"] as ResourceRecord;
+      expect(() => {
+        record.serverId = "changed in place";
+      }).toThrow(TypeError);
+      expect(() => {
+        (record.applied as Record<string, unknown>).name = "changed in place";
+      }).toThrow(TypeError);
+      loaded.resources["DataPipe/a"] = { ...record, serverId: "replaced" };
+      await store.save(loaded);
+
+      expect((await store.load()).resources["DataPipe/a"]?.serverId).toBe("replaced");
     });
 
     it("lets a store that may write say so: ensureWritable() resolves", async () => {
@@ -170,7 +191,10 @@ export function describeStateStore(
       );
       await first.save(state);
       for (let round = 0; round < 20; round++) {
-        (state.resources[`DataPipe/p${round}`] as ResourceRecord).serverId = `round ${round}`;
+        state.resources[`DataPipe/p${round}`] = {
+          ...(state.resources[`DataPipe/p${round}`] as ResourceRecord),
+          serverId: `round ${round}`,
+        };
         delete state.resources[`DataPipe/p${49 - round}`];
         state.resources[`DataPipe/new-${round}`] = sampleRecord(`new-${round}`);
         await first.save(state);
@@ -192,7 +216,10 @@ export function describeStateStore(
         };
       }
       await first.save(state);
-      (state.resources["ApiKey/key-77"] as ResourceRecord).serverId = "changed after";
+      state.resources["ApiKey/key-77"] = {
+        ...(state.resources["ApiKey/key-77"] as ResourceRecord),
+        serverId: "changed after",
+      };
       await first.save(state);
       await first.close();
 
