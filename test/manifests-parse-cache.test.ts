@@ -1,7 +1,7 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { loadManifests } from "../src/manifests/load.js";
 import { createParseCache } from "../src/manifests/read-file.js";
 
@@ -10,11 +10,15 @@ import { createParseCache } from "../src/manifests/read-file.js";
 const key = (name: string, display: string) =>
   `apiVersion: driftless/v1\nkind: ApiKey\nmetadata:\n  name: ${name}\nspec:\n  organizationId: 9a1c5e2f-3b4d-4c6e-8f70-1a2b3c4d5e6f\n  keyId: 00000000-0000-4000-8000-000000000001\n  name: ${display}\n  roles: [developer]\n`;
 
+/** A time of modification in whole seconds, which utimes sets exactly. */
+const WHEN = 1_790_000_000;
+
 let dir: string;
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), "driftless-parse-cache-"));
 });
 afterEach(async () => {
+  vi.useRealTimers();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -36,5 +40,41 @@ describe("loading with a parse cache", () => {
     expect(cached.problems).toHaveLength(1);
     expect(JSON.stringify(cached.manifests)).toBe(JSON.stringify(fresh.manifests));
     expect([...cache.files.keys()].sort()).toEqual(["a.yaml", "bad.yaml"]);
+  });
+
+  it("sees an edit that keeps the size and sets the time of modification back, long after the last read", async () => {
+    const cache = createParseCache();
+    const file = join(dir, "a.yaml");
+    await writeFile(file, key("a", "first"));
+    await utimes(file, WHEN, WHEN);
+    // Read as if a minute had passed since the write: the file counts as settled, not racy.
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 60_000 });
+    await loadManifests(dir, { cache });
+    vi.useRealTimers();
+
+    await writeFile(file, key("a", "FIRST"));
+    await utimes(file, WHEN, WHEN);
+    expect((await stat(file)).mtimeMs).toBe(WHEN * 1000);
+    const cached = await loadManifests(dir, { cache });
+
+    expect(cached.manifests.map((m) => (m.spec as { name: string }).name)).toEqual(["FIRST"]);
+  });
+
+  it("sees a file replaced by another of the same size and times (a git-sync revision swap)", async () => {
+    const cache = createParseCache();
+    const file = join(dir, "a.yaml");
+    await writeFile(file, key("a", "first"));
+    await utimes(file, WHEN, WHEN);
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 60_000 });
+    await loadManifests(dir, { cache });
+    vi.useRealTimers();
+
+    await writeFile(join(dir, "next.tmp"), key("a", "other"));
+    await utimes(join(dir, "next.tmp"), WHEN, WHEN);
+    await rm(file);
+    await rename(join(dir, "next.tmp"), file);
+    const cached = await loadManifests(dir, { cache });
+
+    expect(cached.manifests.map((m) => (m.spec as { name: string }).name)).toEqual(["other"]);
   });
 });

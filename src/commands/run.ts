@@ -6,6 +6,7 @@ import { parseDuration } from "../duration.js";
 import { leaderOnlyStore } from "../leader/leader-only-store.js";
 import { type Leadership, soleLeader } from "../leader/leadership.js";
 import { loadSettled } from "../manifests/load.js";
+import { createParseCache } from "../manifests/read-file.js";
 import { createNotifier, type Notifier } from "../notify/notifier.js";
 import { createReconciler } from "../reconcile/engine.js";
 import type { StateStore } from "../state/store.js";
@@ -104,6 +105,8 @@ function daemonDeps(
   { platform, store, leadership, notifier, suspension }: Parts & { suspension: Suspension },
   telemetry: Pick<DaemonDeps, "registry" | "metrics" | "logger">,
 ): DaemonDeps {
+  // Passes and poll rounds read the same folder: an unchanged file is parsed once for both.
+  const parseCache = createParseCache();
   return {
     settings: {
       manifests: config.manifests,
@@ -117,6 +120,7 @@ function daemonDeps(
     },
     reconciler: createReconciler({
       manifests: config.manifests,
+      parseCache,
       // A pass still running when this replica loses the Lease must not write the new leader's state.
       store: leaderOnlyStore(store, leadership),
       send: platform.send,
@@ -136,7 +140,7 @@ function daemonDeps(
     budget: platform.budgets,
     leadership,
     allowCreate: config.allowCreate,
-    loadManifests: async () => (await loadSettled(config.manifests)).manifests,
+    loadManifests: async () => (await loadSettled(config.manifests, { cache: parseCache })).manifests,
     tileIdsOf: tileIdsFrom(store),
     platform: platform.client,
     ...(notifier ? { notifier } : {}),

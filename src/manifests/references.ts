@@ -1,4 +1,5 @@
 import { resourceId } from "../resources.js";
+import { manifestId } from "./identity.js";
 import {
   type FieldPath,
   formatPath,
@@ -49,9 +50,9 @@ class Check {
 function uniqueNames(manifests: readonly Manifest[], check: Check): void {
   const seen = new Map<string, Manifest>();
   for (const m of manifests) {
-    const first = seen.get(resourceId(m));
+    const first = seen.get(manifestId(m));
     if (first) check.report(m, ["metadata", "name"], `the name is already used by ${where(first)}`);
-    else seen.set(resourceId(m), m);
+    else seen.set(manifestId(m), m);
   }
 }
 

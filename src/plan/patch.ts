@@ -36,22 +36,25 @@ function diffAt(
 ): { body: Record<string, unknown>; changes: Change[] } {
   const body: Record<string, unknown> = {};
   const changes: Change[] = [];
-  for (const [key, want] of Object.entries(desired)) {
+  // Runs for every field of every resource of every pass: no entry arrays, and a field's path only
+  // made when it is needed.
+  const at = (key: string) => (path ? `${path}.${key}` : key);
+  for (const key in desired) {
+    const want = (desired as Record<string, unknown>)[key];
     if (want === undefined) continue;
-    const at = path ? `${path}.${key}` : key;
     const had = member(applied, key);
-    const atomic = options.atomic?.includes(at) ?? false;
+    const atomic = options.atomic?.includes(at(key)) ?? false;
     if (isPlainObject(want) && !atomic) {
-      const inner = diffAt(want, had, options, at);
+      const inner = diffAt(want, had, options, at(key));
       if (Object.keys(inner.body).length > 0) body[key] = inner.body;
-      changes.push(...inner.changes);
+      for (const change of inner.changes) changes.push(change);
       continue;
     }
     const changed = !same(want, had);
     if (!changed && !(options.reassert && !hasSecret(want))) continue;
     body[key] = want;
     if (!changed) continue;
-    changes.push(...describe(want, had, at, atomic));
+    changes.push(...describe(want, had, at(key), atomic));
   }
   return { body, changes };
 }

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { isApiError, isUnknownOutcomeError, messageOf } from "../errors.js";
 import { DRIFTLESS_ANNOTATIONS } from "../manifests/fields.js";
+import { manifestId } from "../manifests/identity.js";
 import type { Manifest } from "../manifests/manifest.js";
 import { planResource, recordResult } from "../plan/planners.js";
 import { unknownCreateMessage } from "../plan/reverse-private-endpoint.js";
@@ -8,7 +9,7 @@ import type { PlanContext, PlanInput, PlannedRequest, ResourcePlan } from "../pl
 import { stored } from "../plan/values.js";
 import { type PlanView, viewOf } from "../plan/view.js";
 import { ROUTES } from "../platform/routes.js";
-import { type Failure, type ResourceStatusName, resourceId } from "../resources.js";
+import type { Failure, ResourceStatusName } from "../resources.js";
 import type { ResourceRecord, Suspended } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import { resolveDesired } from "./desired.js";
@@ -99,7 +100,7 @@ class Job {
     readonly manifest: Manifest,
     readonly run: ResourceRun,
   ) {
-    this.id = resourceId(manifest);
+    this.id = manifestId(manifest);
   }
 
   /** Made on first use: a child logger costs, and most resources of a pass log nothing. */

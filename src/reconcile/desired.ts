@@ -19,7 +19,7 @@ export function resolveDesired<K extends Kind>(
   sources: SecretSources,
   key: string,
 ): Specs[K] | Promise<Specs[K]> {
-  const fields = secretFields(manifest.spec, []);
+  const fields = fieldsOf(manifest);
   // Most specs hold no secret: answered synchronously, which a pass over 10,000 resources notices.
   if (fields.length === 0) return withLeaves(manifest, fields, () => undefined);
   return Promise.all(fields.map((field) => resolveSecret(field.ref, sources))).then((values) =>
@@ -38,11 +38,26 @@ export function desiredWith<K extends Kind>(
   manifest: ManifestOf<K>,
   leaf: (ref: SecretRef, path: readonly (string | number)[]) => Secret,
 ): Specs[K] {
-  const fields = secretFields(manifest.spec, []);
+  const fields = fieldsOf(manifest);
   return withLeaves(manifest, fields, (index) => {
     const field = fields[index];
     return field ? leaf(field.ref, field.path) : undefined;
   });
+}
+
+const fieldsBySpec = new WeakMap<object, readonly SecretField[]>();
+
+/**
+ * The secret references of a manifest's spec, found once per spec object: a daemon's passes see the
+ * same objects while their files are unchanged, and nothing changes a spec in place.
+ */
+function fieldsOf(manifest: ManifestOf<Kind>): readonly SecretField[] {
+  let fields = fieldsBySpec.get(manifest.spec);
+  if (!fields) {
+    fields = secretFields(manifest.spec, []);
+    fieldsBySpec.set(manifest.spec, fields);
+  }
+  return fields;
 }
 
 /**

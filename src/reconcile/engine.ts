@@ -1,4 +1,5 @@
 import { messageOf } from "../errors.js";
+import { manifestId } from "../manifests/identity.js";
 import { loadSettled } from "../manifests/load.js";
 import type { Kind, Manifest, ManifestOf } from "../manifests/manifest.js";
 import { formatProblem, type Problem } from "../manifests/problem.js";
@@ -46,7 +47,7 @@ async function startPass(deps: EngineDeps): Promise<Pass> {
     if (!problem.resource) continue;
     invalid.set(problem.resource, [...(invalid.get(problem.resource) ?? []), problem]);
   }
-  const valid = new Set(set.manifests.map(resourceId));
+  const valid = new Set(set.manifests.map(manifestId));
   return {
     set,
     state,
@@ -123,7 +124,7 @@ export async function planPass(
   for (const phase of PHASES) {
     for (const m of pass.set.manifests) {
       if (phaseOf(m.kind) !== phase) continue;
-      const id = resourceId(m);
+      const id = manifestId(m);
       const record = pass.state.resources[id];
       // What apply would do: send nothing for it (status Suspended).
       const suspended = suspendedBecause(m, pass.state.suspended);
@@ -192,7 +193,8 @@ function unmanagedViews(settled: SettledRecords): PlanView[] {
  */
 function rearmAllowances(run: PassRun): void {
   const { resources } = run.pass.state;
-  for (const [id, record] of Object.entries(resources)) {
+  for (const id in resources) {
+    const record = resources[id] as ResourceRecord;
     if (record.allowanceUsedAt === undefined || run.allow.has(id)) continue;
     const { allowanceUsedAt: _rearmed, ...rest } = record;
     resources[id] = rest;
@@ -339,7 +341,7 @@ async function applyPhase(run: PassRun, phase: Phase): Promise<ResourceStatus[]>
   const manifests = pass.set.manifests.filter((m) => phaseOf(m.kind) === phase);
   const waited = new Set<Manifest>();
   const outcomes = await mapLimited(manifests, deps.concurrency ?? 4, async (m) => {
-    const held = options.hold?.(resourceId(m));
+    const held = options.hold?.(manifestId(m));
     if (held) return { status: held, sent: [] };
     const outcome = await applyResource(m, run);
     if (outcome.status.status === "Pending" && createdInThisPass(pass)) waited.add(m);

@@ -1,5 +1,5 @@
-import { endpointObject, manifestObject } from "../manifests/api-object.js";
 import { DRIFTLESS_ANNOTATIONS } from "../manifests/fields.js";
+import { endpointObject, manifestId, manifestObject } from "../manifests/identity.js";
 import type { Manifest } from "../manifests/manifest.js";
 import { type ResourceStatus, resourceId } from "../resources.js";
 import type { ResourceRecord } from "../state/store.js";
@@ -42,12 +42,13 @@ const hasManifest = (pass: Pass, id: string): boolean => pass.valid.has(id) || p
 function followRenames(pass: Pass, log: Logger): string[] {
   const { resources } = pass.state;
   const orphans = new Map<string, string>();
-  for (const [id, record] of Object.entries(resources)) {
-    if (!hasManifest(pass, id) && record.object) orphans.set(record.object, id);
+  for (const id in resources) {
+    const object = resources[id]?.object;
+    if (object && !hasManifest(pass, id)) orphans.set(object, id);
   }
   const moved: string[] = [];
   for (const manifest of pass.set.manifests) {
-    const id = resourceId(manifest);
+    const id = manifestId(manifest);
     if (resources[id]) continue;
     const from = previousOf(pass, manifest) ?? orphanOf(orphans, manifest);
     const record = from ? resources[from] : undefined;
@@ -93,7 +94,7 @@ export function managedRecord(manifest: Manifest, record: ResourceRecord): Resou
 function stampObjects(pass: Pass): string[] {
   const stamped: string[] = [];
   for (const manifest of pass.set.manifests) {
-    const id = resourceId(manifest);
+    const id = manifestId(manifest);
     const record = pass.state.resources[id];
     if (!record) continue;
     const managed = managedRecord(manifest, record);
@@ -110,8 +111,9 @@ function keepOrDrop(pass: Pass, { retentionMs, now, log }: SettleOptions): Settl
   // A file that could not be read as far as its kind and name may hold any of these manifests: then no
   // record starts to count as deleted, and none is dropped, until the revision reads whole again.
   const unsure = pass.set.problems.some((problem) => problem.resource === undefined);
-  for (const [id, record] of Object.entries(pass.state.resources)) {
+  for (const id in pass.state.resources) {
     if (hasManifest(pass, id)) continue;
+    const record = pass.state.resources[id] as ResourceRecord;
     if (unsure && record.unmanagedSince === undefined) continue;
     const since = record.unmanagedSince ?? now.toISOString();
     if (record.unmanagedSince === undefined) {

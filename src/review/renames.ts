@@ -1,5 +1,5 @@
-import { manifestObject } from "../manifests/api-object.js";
 import { DRIFTLESS_ANNOTATIONS } from "../manifests/fields.js";
+import { manifestObject } from "../manifests/identity.js";
 import type { Manifest } from "../manifests/manifest.js";
 import { resourceId } from "../resources.js";
 
