@@ -349,8 +349,11 @@ async function daemonFigures(count, nodeOptions) {
       requests: simulator.requests.length - requestsAfterFirst,
     };
   } finally {
-    child.kill("SIGTERM");
-    await new Promise((resolve) => child.once("exit", resolve));
+    // A child that already exited (a bad NODE_OPTIONS) fires no second exit event.
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGTERM");
+      await new Promise((resolve) => child.once("exit", resolve));
+    }
     await simulator.close();
     await rm(world.root, { recursive: true, force: true });
   }

@@ -40,6 +40,8 @@ export class Backoff {
   ): number | undefined {
     const seen = new Set<string>();
     for (const status of statuses) {
+      // Most statuses are of resources that never failed: then there is nothing to do, not even an id.
+      if (this.entries.size === 0 && !RETRYABLE.has(status.status)) continue;
       const key = resourceId(status);
       seen.add(key);
       if (held.has(key)) continue;

@@ -9,7 +9,7 @@ import type { PlanContext, PlanInput, PlannedRequest, ResourcePlan } from "../pl
 import { stored } from "../plan/values.js";
 import { type PlanView, viewOf } from "../plan/view.js";
 import { ROUTES } from "../platform/routes.js";
-import type { Failure, ResourceStatusName } from "../resources.js";
+import type { Failure, ResourceStatus, ResourceStatusName } from "../resources.js";
 import type { ResourceRecord, Suspended } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import { resolveDesired } from "./desired.js";
@@ -126,19 +126,14 @@ class Job {
     const appliedAt = this.record?.appliedAt;
     const organization = organizationOf(manifest);
     if (status !== "Synced") this.log.warn({ status, reason: message, requestId }, "resource not in sync");
-    return {
-      status: {
-        kind: manifest.kind,
-        name: manifest.name,
-        status,
-        ...(organization ? { organization } : {}),
-        ...(message ? { message } : {}),
-        ...(requestId ? { requestId } : {}),
-        ...(appliedAt ? { lastAppliedAt: appliedAt } : {}),
-        ...(failure ? { failure } : {}),
-      },
-      sent: this.sent,
-    };
+    // Made field by field: one object per resource per pass, no spread temporaries.
+    const outcome: ResourceStatus = { kind: manifest.kind, name: manifest.name, status };
+    if (organization) outcome.organization = organization;
+    if (message) outcome.message = message;
+    if (requestId) outcome.requestId = requestId;
+    if (appliedAt) outcome.lastAppliedAt = appliedAt;
+    if (failure) outcome.failure = failure;
+    return { status: outcome, sent: this.sent };
   }
 }
 

@@ -41,12 +41,21 @@ export class PassMetrics {
 
   /** Sets `driftless_resources` from every resource's status; kinds and statuses not seen are 0. */
   recordStatuses(statuses: readonly ResourceStatus[]): void {
-    const counts = new Map<string, number>();
+    // Counted per kind, then per status: no key string is made per resource.
+    const byKind = new Map<string, Map<string, number>>();
     for (const s of statuses) {
       // A kind label comes from the manifest's text: an unknown kind would make a series per typo.
       const kind = isKind(s.kind) ? s.kind : INVALID_KIND;
-      counts.set(`${kind}\u0000${s.status}`, (counts.get(`${kind}\u0000${s.status}`) ?? 0) + 1);
+      let ofKind = byKind.get(kind);
+      if (!ofKind) {
+        ofKind = new Map<string, number>();
+        byKind.set(kind, ofKind);
+      }
+      ofKind.set(s.status, (ofKind.get(s.status) ?? 0) + 1);
     }
+    const counts = new Map<string, number>();
+    for (const [kind, ofKind] of byKind)
+      for (const [status, count] of ofKind) counts.set(`${kind}\u0000${status}`, count);
     const known = new Set<string>();
     for (const kind of RESOURCE_KINDS) {
       for (const status of RESOURCE_STATUSES) {
@@ -68,12 +77,15 @@ export class PassMetrics {
 
   /** Sets `driftless_resources_failed`: the Failed resources of each kind, transient or terminal. */
   private recordFailures(statuses: readonly ResourceStatus[]): void {
+    const counts = new Map<string, number>();
+    for (const s of statuses) {
+      if (s.status !== "Failed") continue;
+      const key = `${s.kind}\u0000${s.failure ?? "transient"}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
     for (const kind of RESOURCE_KINDS) {
       for (const failure of FAILURES) {
-        const count = statuses.filter(
-          (s) => s.kind === kind && s.status === "Failed" && (s.failure ?? "transient") === failure,
-        ).length;
-        this.metrics.resourcesFailed.set({ kind, failure }, count);
+        this.metrics.resourcesFailed.set({ kind, failure }, counts.get(`${kind}\u0000${failure}`) ?? 0);
       }
     }
   }
