@@ -148,8 +148,24 @@ function oneDashboardPerTile(dashboards: ReadonlyMap<string, ManifestOf<"Dashboa
 
 const where = (m: Manifest) => `${m.position.file}:${m.position.line}`;
 
-/** The API objects a manifest addresses, each as a unique key and the field that names it. */
-function addresses(m: Manifest): { key: string; path: FieldPath }[] {
+type Address = { key: string; path: FieldPath };
+
+const addressesOf = new WeakMap<Manifest, readonly Address[]>();
+
+/**
+ * The API objects a manifest addresses, each as a unique key and the field that names it; made once per
+ * manifest object (see identity.ts).
+ */
+function addresses(m: Manifest): readonly Address[] {
+  let found = addressesOf.get(m);
+  if (!found) {
+    found = addressesOfSpec(m);
+    addressesOf.set(m, found);
+  }
+  return found;
+}
+
+function addressesOfSpec(m: Manifest): Address[] {
   switch (m.kind) {
     case "Organization":
       return [{ key: `organization ${m.spec.organizationId}`, path: ["spec", "organizationId"] }];

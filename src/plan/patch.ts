@@ -38,15 +38,14 @@ function diffAt(
   const changes: Change[] = [];
   // Runs for every field of every resource of every pass: no entry arrays, and a field's path only
   // made when it is needed.
-  const at = (key: string) => (path ? `${path}.${key}` : key);
   for (const key in desired) {
     const want = (desired as Record<string, unknown>)[key];
     if (want === undefined) continue;
     const had = member(applied, key);
-    const atomic = options.atomic?.includes(at(key)) ?? false;
+    const atomic = options.atomic?.includes(pathOf(path, key)) ?? false;
     if (isPlainObject(want) && !atomic) {
-      const inner = diffAt(want, had, options, at(key));
-      if (Object.keys(inner.body).length > 0) body[key] = inner.body;
+      const inner = diffAt(want, had, options, pathOf(path, key));
+      if (!isEmpty(inner.body)) body[key] = inner.body;
       for (const change of inner.changes) changes.push(change);
       continue;
     }
@@ -54,9 +53,16 @@ function diffAt(
     if (!changed && !(options.reassert && !hasSecret(want))) continue;
     body[key] = want;
     if (!changed) continue;
-    changes.push(...describe(want, had, at(key), atomic));
+    changes.push(...describe(want, had, pathOf(path, key), atomic));
   }
   return { body, changes };
+}
+
+const pathOf = (path: string, key: string) => (path ? `${path}.${key}` : key);
+
+function isEmpty(value: object): boolean {
+  for (const _ in value) return false;
+  return true;
 }
 
 /** The diff lines of one sent value: an atomic object member by member, a secret masked. */

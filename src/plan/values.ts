@@ -96,7 +96,9 @@ export type Without<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> :
 export function omit<T extends object, K extends keyof T>(value: T, keys: readonly K[]): Without<T, K>;
 export function omit(value: object, keys: readonly PropertyKey[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [key, child] of Object.entries(value))
+  for (const key in value) {
+    const child = (value as Record<string, unknown>)[key];
     if (child !== undefined && !keys.includes(key)) out[key] = child;
+  }
   return out;
 }

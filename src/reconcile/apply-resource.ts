@@ -79,14 +79,27 @@ export function organizationOf(manifest: Manifest): string | undefined {
 }
 
 /**
- * The lock-out guard's key id for `manifest`: the key of its organization. Throws ConfigError when that
- * organization has no key.
+ * The lock-out guard's key id for `manifest`: the key of its organization, as `pass` read it. Throws
+ * ConfigError when that organization has no key.
  */
-export function keyContext(deps: EngineDeps, manifest: Manifest): Pick<PlanContext, "managementKeyId"> {
+export function keyContext(
+  deps: EngineDeps,
+  manifest: Manifest,
+  pass: Pass,
+): Pick<PlanContext, "managementKeyId"> {
   const organizationId = organizationOf(manifest);
   if (organizationId === undefined || !deps.managementKeyId) return {};
-  const managementKeyId = deps.managementKeyId(organizationId);
-  return managementKeyId ? { managementKeyId } : {};
+  let key = pass.keyIds.get(organizationId);
+  if (!key) {
+    try {
+      key = { id: deps.managementKeyId(organizationId) };
+    } catch (error) {
+      key = { error };
+    }
+    pass.keyIds.set(organizationId, key);
+  }
+  if ("error" in key) throw key.error;
+  return key.id ? { managementKeyId: key.id } : {};
 }
 
 /** One resource's way through the pipeline: what was sent, the last request id, and how it ends. */
@@ -137,8 +150,16 @@ class Job {
   }
 }
 
-/** Plan, send, record, save; again while the plan still has something to send. Never throws. */
-export async function applyResource(manifest: Manifest, run: ResourceRun): Promise<ResourceOutcome> {
+/**
+ * Plan, send, record, save; again while the plan still has something to send. Never throws (a promise
+ * it returns never rejects). Synchronous until there is something to send or a secret to read: most
+ * resources of a pass are in sync, and a pass over 10,000 of them would otherwise suspend and resume
+ * each one.
+ */
+export function applyResource(
+  manifest: Manifest,
+  run: ResourceRun,
+): ResourceOutcome | Promise<ResourceOutcome> {
   const job = new Job(manifest, run);
   const suspended = suspendedBecause(manifest, run.pass.state.suspended);
   if (suspended) return job.finish("Suspended", suspended);
@@ -150,45 +171,56 @@ export async function applyResource(manifest: Manifest, run: ResourceRun): Promi
     );
   }
   let key: Pick<PlanContext, "managementKeyId">;
+  let spec: PlanInput["spec"] | Promise<PlanInput["spec"]>;
   try {
     // Step 0: the key of the resource's organization (none: Failed, and nothing is sent).
-    key = keyContext(run.deps, manifest);
-  } catch (error) {
-    return job.finish("Failed", messageOf(error));
-  }
-  let spec: PlanInput["spec"];
-  try {
+    key = keyContext(run.deps, manifest, run.pass);
     // Step 1: resolve the secrets (a rotated one is sent again because its hash changed).
-    spec = await resolveDesired(manifest, run.deps.secrets, run.pass.secretKey);
+    spec = resolveDesired(manifest, run.deps.secrets, run.pass.secretKey);
   } catch (error) {
     return job.finish("Failed", messageOf(error));
   }
-  for (let round = 1; round <= MAX_ROUNDS; round++) {
-    // Step 2: plan against the record as it is now (a follow-up sees the first answer).
-    const input: PlanInput = {
-      kind: manifest.kind,
-      name: manifest.name,
-      spec,
-      record: job.record,
-      context: {
-        ...run.base,
-        ...key,
-        reassert: (run.options.reassert ?? false) && round === 1,
-        allowCreate: run.allow.has(job.id) && !job.record?.allowanceUsedAt && round === 1,
-      },
-    };
-    const plan = planResource(input);
-    if (plan.outcome === "adopt") return adopt(job, input, plan);
-    if (plan.outcome !== "send" || !plan.request) {
-      const quiet = plan.outcome === "none" && (plan.reason.startsWith("in sync") || round > 1);
-      return job.finish(STATUS_OF[plan.outcome], quiet ? undefined : plan.reason + spentAllowance(job));
-    }
-    const stopped = await sendAndRecord(job, input, plan, plan.request, round);
-    if (stopped) return stopped;
+  if (!(spec instanceof Promise)) return converge(job, spec, key, 1);
+  return spec.then(
+    (resolved) => converge(job, resolved, key, 1),
+    (error: unknown) => job.finish("Failed", messageOf(error)),
+  );
+}
+
+/** Steps 2 to 5 from round `round`: plan against the record as it is now (a follow-up sees the first answer). */
+function converge(
+  job: Job,
+  spec: PlanInput["spec"],
+  key: Pick<PlanContext, "managementKeyId">,
+  round: number,
+): ResourceOutcome | Promise<ResourceOutcome> {
+  if (round > MAX_ROUNDS) {
+    return job.finish(
+      "Failed",
+      `still had changes to send after ${MAX_ROUNDS} requests; the platform's answers do not match the manifest`,
+    );
   }
-  return job.finish(
-    "Failed",
-    `still had changes to send after ${MAX_ROUNDS} requests; the platform's answers do not match the manifest`,
+  const { run } = job;
+  const input: PlanInput = {
+    kind: job.manifest.kind,
+    name: job.manifest.name,
+    spec,
+    record: job.record,
+    context: {
+      ...run.base,
+      ...key,
+      reassert: (run.options.reassert ?? false) && round === 1,
+      allowCreate: run.allow.has(job.id) && !job.record?.allowanceUsedAt && round === 1,
+    },
+  };
+  const plan = planResource(input);
+  if (plan.outcome === "adopt") return adopt(job, input, plan);
+  if (plan.outcome !== "send" || !plan.request) {
+    const quiet = plan.outcome === "none" && (plan.reason.startsWith("in sync") || round > 1);
+    return job.finish(STATUS_OF[plan.outcome], quiet ? undefined : plan.reason + spentAllowance(job));
+  }
+  return sendAndRecord(job, input, plan, plan.request, round).then(
+    (stopped) => stopped ?? converge(job, spec, key, round + 1),
   );
 }
 

@@ -23,7 +23,15 @@ import {
 } from "./apply-resource.js";
 import { resolveDesired } from "./desired.js";
 import { DEFAULT_UNMANAGED_RETENTION_MS, type SettledRecords, settleRecords } from "./records.js";
-import type { ApplyOptions, EngineDeps, Pass, PassResult, Reconciler, ResourceStatus } from "./types.js";
+import type {
+  ApplyOptions,
+  EngineDeps,
+  Pass,
+  PassResult,
+  Reconciler,
+  ResourceOutcome,
+  ResourceStatus,
+} from "./types.js";
 
 /**
  * The reconcile pass, outer part: loading, ordering, the context planners see, status and metrics.
@@ -56,6 +64,7 @@ async function startPass(deps: EngineDeps): Promise<Pass> {
     startedAt: deps.now?.() ?? new Date(),
     secretKey: deps.secretKey?.() ?? state.salt,
     dirty: new Map(),
+    keyIds: new Map(),
     undurable: new Map(),
   };
 }
@@ -139,7 +148,7 @@ export async function planPass(
         const spec = resolved instanceof Promise ? await resolved : resolved;
         const context = {
           ...base,
-          ...keyContext(deps, m),
+          ...keyContext(deps, m, pass),
           reassert: options.reassert ?? false,
           allowCreate: allow.has(id),
         };
@@ -340,13 +349,16 @@ async function applyPhase(run: PassRun, phase: Phase): Promise<ResourceStatus[]>
   const { deps, pass, options } = run;
   const manifests = pass.set.manifests.filter((m) => phaseOf(m.kind) === phase);
   const waited = new Set<Manifest>();
-  const outcomes = await mapLimited(manifests, deps.concurrency ?? 4, async (m) => {
-    const held = options.hold?.(manifestId(m));
-    if (held) return { status: held, sent: [] };
-    const outcome = await applyResource(m, run);
+  const report = (m: Manifest, outcome: ResourceOutcome): ResourceOutcome => {
     if (outcome.status.status === "Pending" && createdInThisPass(pass)) waited.add(m);
     else deps.onResource?.(outcome);
     return outcome;
+  };
+  const outcomes = await mapLimited(manifests, deps.concurrency ?? 4, (m) => {
+    const held = options.hold?.(manifestId(m));
+    if (held) return { status: held, sent: [] };
+    const outcome = applyResource(m, run);
+    return outcome instanceof Promise ? outcome.then((done) => report(m, done)) : report(m, outcome);
   });
   if (waited.size > 0) {
     // There is no GET for endpoints: the ones created in this pass are used from here on, as a next

@@ -122,4 +122,9 @@ export type Pass = {
   undurable: Map<string, string>;
   /** Why this process may no longer write (its lock or leadership is gone): nothing more is sent. */
   stopped?: string;
+  /**
+   * The management key id of each organization, read once per pass (key files are read at each use:
+   * per resource, 10,000 resources would read them 10,000 times); or why it could not be had.
+   */
+  keyIds: Map<string, { id: string | undefined } | { error: unknown }>;
 };
