@@ -32,6 +32,42 @@ export function runCli(args, env = {}, cwd = undefined) {
 }
 
 /**
+ * Starts `driftless run` of `cli` (default this checkout's build), `nodeArgs` before it, in a clean
+ * environment (PATH, a listen address on any port, info logs, and `env`). `url` resolves once it logs
+ * where it listens, and rejects with its error lines if it exits first; `passes()` counts its finished
+ * passes; `stop()` ends it (at once if it already exited).
+ */
+export function startRun(env, { cli = CLI, nodeArgs = [] } = {}) {
+  const child = spawn(process.execPath, [...nodeArgs, cli, "run"], {
+    env: { PATH: process.env.PATH, DRIFTLESS_LISTEN: "127.0.0.1:0", DRIFTLESS_LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let passes = 0;
+  let failures = "";
+  const url = new Promise((resolve, reject) => {
+    let partial = "";
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (chunk) => {
+      const lines = (partial + chunk).split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) {
+        if (line.includes('"msg":"listening"')) resolve(`http://${JSON.parse(line).address}`);
+        if (line.includes('"msg":"pass finished"')) passes++;
+        if (line.includes('"level":50')) failures += `${line}\n`;
+      }
+    });
+    child.once("exit", (code) => reject(new Error(`driftless run exited with ${code}: ${failures}`)));
+  });
+  const stop = async () => {
+    // A child that already exited (a bad NODE_OPTIONS) fires no second exit event.
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill("SIGTERM");
+    await new Promise((resolve) => child.once("exit", resolve));
+  };
+  return { child, url, passes: () => passes, stop };
+}
+
+/**
  * The state a converged apply of a folder of manifests leaves: the real engine, an instant in-memory
  * platform that answers each request with its body (and tile ids), and one save at the end.
  */

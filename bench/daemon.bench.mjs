@@ -3,11 +3,11 @@
 //    at the simulator, through a real `driftless run` process, watching alone and with the webhook
 //    (target p99 < 1 s; Argo CD's default is a 3-minute poll);
 // 2. resident memory after 1,000 passes over 1,000 resources against after 10 passes (target: flat).
-import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startRun } from "./common.mjs";
 
 const repo = fileURLToPath(new URL("..", import.meta.url));
 const dist = (path) => import(join(repo, "dist", path));
@@ -62,29 +62,6 @@ async function gitSyncLayout(root, text) {
   };
 }
 
-/** Starts `node dist/cli.js run`; resolves with its URL once it logs where it listens. */
-function startRun(env) {
-  const child = spawn(process.execPath, [join(repo, "dist", "cli.js"), "run"], {
-    env: { PATH: process.env.PATH, DRIFTLESS_LISTEN: "127.0.0.1:0", DRIFTLESS_LOG_LEVEL: "info", ...env },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let passes = 0;
-  const url = new Promise((resolve, reject) => {
-    let partial = "";
-    child.stderr.setEncoding("utf8");
-    child.stderr.on("data", (chunk) => {
-      const lines = (partial + chunk).split("\n");
-      partial = lines.pop() ?? "";
-      for (const line of lines) {
-        if (line.includes('"msg":"listening"')) resolve(`http://${JSON.parse(line).address}`);
-        if (line.includes('"msg":"pass finished"')) passes++;
-      }
-    });
-    child.once("exit", (code) => reject(new Error(`driftless run exited with ${code}`)));
-  });
-  return { child, url, passes: () => passes };
-}
-
 async function latency(mode) {
   const simulator = await startSimulator();
   const root = await mkdtemp(join(tmpdir(), "driftless-bench-latency-"));
@@ -134,8 +111,7 @@ async function latency(mode) {
       passes: run.passes(),
     };
   } finally {
-    run.child.kill("SIGTERM");
-    await new Promise((resolve) => run.child.once("exit", resolve));
+    await run.stop();
     await simulator.close();
     await rm(root, { recursive: true, force: true });
   }

@@ -9,7 +9,7 @@
 //    (target under 1 s each).
 // Records average about 700 bytes of JSON: three API keys for one data pipe.
 // Parts can be skipped: BENCH_SCALE_SKIP_STORES=1, BENCH_SCALE_SKIP_DAEMON=1, BENCH_SCALE_DAEMON_ONLY_10K=1.
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
@@ -17,6 +17,7 @@ import os, { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
+import { startRun } from "./common.mjs";
 
 // BENCH_REPO=<checkout>: measure the built code of another checkout (e.g. the release before, for its figures).
 const repo = process.env.BENCH_REPO ?? fileURLToPath(new URL("..", import.meta.url));
@@ -288,9 +289,8 @@ async function daemonFigures(count, nodeOptions) {
   const profile = process.env.BENCH_CPU_PROF
     ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
     : [];
-  const child = spawn(process.execPath, [...profile, CLI, "run"], {
-    env: {
-      PATH: process.env.PATH,
+  const run = startRun(
+    {
       DRIFTLESS_MANIFESTS: world.manifests,
       DRIFTLESS_STATE_DIR: join(world.root, "state"),
       DRIFTLESS_SECRETS_DIR: world.root,
@@ -299,37 +299,20 @@ async function daemonFigures(count, nodeOptions) {
       DRIFTLESS_MANAGEMENT_KEY_SECRET: ids.managementKeySecret,
       DRIFTLESS_OBSERVABILITY_URL: simulator.observabilityUrl,
       DRIFTLESS_OBSERVABILITY_TOKEN: ids.observabilityToken,
-      DRIFTLESS_LISTEN: "127.0.0.1:0",
-      DRIFTLESS_LOG_LEVEL: "info",
       DRIFTLESS_RECONCILE_SCHEDULE: "off",
       DRIFTLESS_POLL_SCHEDULE: "off",
       DRIFTLESS_REASSERT_SCHEDULE: "off",
       DRIFTLESS_WEBHOOK_TOKEN: TOKEN,
       ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
     },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let passes = 0;
-  let failures = "";
-  const listening = new Promise((resolve, reject) => {
-    let partial = "";
-    child.stderr.setEncoding("utf8");
-    child.stderr.on("data", (chunk) => {
-      const lines = (partial + chunk).split("\n");
-      partial = lines.pop() ?? "";
-      for (const line of lines) {
-        if (line.includes('"msg":"listening"')) resolve(`http://${JSON.parse(line).address}`);
-        if (line.includes('"msg":"pass finished"')) passes++;
-        if (line.includes('"level":50')) failures += `${line}\n`;
-      }
-    });
-    child.once("exit", (code) => reject(new Error(`driftless run exited with ${code}: ${failures}`)));
-  });
+    { cli: CLI, nodeArgs: profile },
+  );
+  const { child } = run;
   const waitPasses = async (n) => {
-    while (passes < n) await new Promise((resolve) => setTimeout(resolve, 10));
+    while (run.passes() < n) await new Promise((resolve) => setTimeout(resolve, 10));
   };
   try {
-    const url = await listening;
+    const url = await run.url;
     await waitPasses(1);
     const requestsAfterFirst = simulator.requests.length;
     const cpu = [];
@@ -352,11 +335,7 @@ async function daemonFigures(count, nodeOptions) {
       requests: simulator.requests.length - requestsAfterFirst,
     };
   } finally {
-    // A child that already exited (a bad NODE_OPTIONS) fires no second exit event.
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGTERM");
-      await new Promise((resolve) => child.once("exit", resolve));
-    }
+    await run.stop();
     await simulator.close();
     await rm(world.root, { recursive: true, force: true });
   }

@@ -7,6 +7,7 @@ import { afterEach, expect, it } from "vitest";
 import { seededRandom } from "../src/simulator/faults.js";
 import { defaultIds as ids, type Simulator, startSimulator } from "../src/simulator/index.js";
 import { driftlessAsync, repo } from "./helpers/cli.js";
+import { mskEndpoint } from "./helpers/manifests.js";
 import { platformEnv } from "./helpers/platform-env.js";
 
 /**
@@ -20,18 +21,7 @@ const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 16);
 const ENDPOINTS = ["orders-a", "orders-b", "orders-c"];
 const ROUTE = "/v1/organizations/{organizationId}/services/{serviceId}/datapipesReversePrivateEndpoints";
 
-const endpoint = (name: string) => `apiVersion: driftless/v1
-kind: ReversePrivateEndpoint
-metadata:
-  name: ${name}
-spec:
-  organizationId: ${ids.organizationId}
-  serviceId: ${ids.serviceId}
-  description: crash test ${name}
-  type: MSK_MULTI_VPC
-  mskClusterArn: arn:aws:kafka:eu-west-1:111122223333:cluster/${name}/abc
-  mskAuthentication: SASL_IAM
-`;
+const endpoint = (name: string) => mskEndpoint(name, { description: `crash test ${name}`, cluster: name });
 const key = (round: number) => `apiVersion: driftless/v1
 kind: ApiKey
 metadata:

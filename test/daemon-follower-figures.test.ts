@@ -4,9 +4,7 @@ import { join } from "node:path";
 import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Daemon, startDaemon } from "../src/daemon/daemon.js";
-import type { PassResult } from "../src/reconcile/types.js";
-import { createLogger } from "../src/telemetry/logger.js";
-import { createMetrics } from "../src/telemetry/metrics.js";
+import { fakeDaemonDeps, passResult } from "./helpers/fake-daemon.js";
 import { switchableLeadership } from "./helpers/switchable-leadership.js";
 import { until } from "./helpers/wait.js";
 
@@ -30,31 +28,19 @@ async function start() {
   const registry = new Registry();
   let gate: Promise<void> | undefined;
   let passes = 0;
-  const daemon = await startDaemon({
-    settings: {
-      manifests,
-      listen: "127.0.0.1:0",
-      reconcileSchedule: "off",
-      pollSchedule: "off",
-      reassertSchedule: "off",
-    },
-    reconciler: {
-      pass: async (): Promise<PassResult> => {
-        passes++;
-        await gate;
-        const at = new Date().toISOString();
-        const statuses = [{ kind: "ApiKey", name: "ci-deployer", status: "Failed" as const, message: "503" }];
-        return { startedAt: at, finishedAt: at, statuses, manifestErrors: 2, ok: false };
+  const daemon = await startDaemon(
+    fakeDaemonDeps(manifests, {
+      reconciler: {
+        pass: async () => {
+          passes++;
+          await gate;
+          return passResult([{ kind: "ApiKey", name: "ci-deployer", status: "Failed", message: "503" }], 2);
+        },
       },
-    },
-    leadership,
-    loadManifests: async () => [],
-    tileIdsOf: async () => undefined,
-    platform: { call: async () => Promise.reject(new Error("no platform here")) },
-    registry,
-    metrics: createMetrics(registry, { defaultMetrics: false }),
-    logger: createLogger("silent"),
-  });
+      leadership,
+      registry,
+    }),
+  );
   daemons.push(daemon);
   const figures = async () =>
     (await registry.metrics())

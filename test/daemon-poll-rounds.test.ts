@@ -7,9 +7,7 @@ import { type Daemon, startDaemon } from "../src/daemon/daemon.js";
 import type { ManifestOf } from "../src/manifests/manifest.js";
 import type { PlatformClient } from "../src/platform/client.js";
 import type { Alert } from "../src/platform/observability.js";
-import type { PassResult } from "../src/reconcile/types.js";
-import { createLogger } from "../src/telemetry/logger.js";
-import { createMetrics } from "../src/telemetry/metrics.js";
+import { fakeDaemonDeps } from "./helpers/fake-daemon.js";
 import { switchableLeadership } from "./helpers/switchable-leadership.js";
 import { until } from "./helpers/wait.js";
 
@@ -39,36 +37,22 @@ async function start() {
   const leadership = switchableLeadership(true);
   const alertCalls: Array<(state: string) => void> = [];
   const registry = new Registry();
-  const daemon = await startDaemon({
-    settings: {
-      manifests,
-      listen: "127.0.0.1:0",
-      reconcileSchedule: "off",
-      pollSchedule: "off",
-      reassertSchedule: "off",
-    },
-    reconciler: {
-      pass: async (): Promise<PassResult> => {
-        const at = new Date().toISOString();
-        return { startedAt: at, finishedAt: at, statuses: [], manifestErrors: 0, ok: true };
+  const daemon = await startDaemon(
+    fakeDaemonDeps(manifests, {
+      leadership,
+      loadManifests: async () => [watch],
+      platform: {
+        // Alerts answer when the test says; backups never do.
+        call: ((name: string, params: { id: string }) =>
+          name === "getAlert"
+            ? new Promise((resolve) => {
+                alertCalls.push((state) => resolve({ result: { id: params.id, state } as Alert }));
+              })
+            : Promise.reject(new Error("no backups here"))) as PlatformClient["call"],
       },
-    },
-    leadership,
-    loadManifests: async () => [watch],
-    tileIdsOf: async () => undefined,
-    platform: {
-      // Alerts answer when the test says; backups never do.
-      call: ((name: string, params: { id: string }) =>
-        name === "getAlert"
-          ? new Promise((resolve) => {
-              alertCalls.push((state) => resolve({ result: { id: params.id, state } as Alert }));
-            })
-          : Promise.reject(new Error("no backups here"))) as PlatformClient["call"],
-    },
-    registry,
-    metrics: createMetrics(registry, { defaultMetrics: false }),
-    logger: createLogger("silent"),
-  });
+      registry,
+    }),
+  );
   daemons.push(daemon);
   const alertSeries = async () =>
     (await registry.metrics()).split("\n").filter((line) => line.startsWith("driftless_alert_state{"));

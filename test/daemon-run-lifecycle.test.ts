@@ -2,22 +2,14 @@ import { createHmac, randomBytes } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  apiKey,
-  files,
-  ids,
-  metricsOf,
-  statusOf,
-  until,
-  useDaemonRun,
-  WATCHES,
-} from "./helpers/daemon-run.js";
+import { apiKey, files, metricsOf, statusOf, until, useDaemonRun, WATCHES } from "./helpers/daemon-run.js";
 import { createGitSyncLayout } from "./helpers/git-sync-layout.js";
 import {
   createHttpTestServer,
   type HttpTestServer,
   type RecordedRequest,
 } from "./helpers/http-test-server.js";
+import { mskEndpoint } from "./helpers/manifests.js";
 
 /**
  * `driftless run` as a real process: a deleted manifest shows as Unmanaged in /status and the metrics,
@@ -32,18 +24,7 @@ const TOKEN = "ghp_token-for-tests-9a8b";
 const ENDPOINT_ROUTE =
   "/v1/organizations/{organizationId}/services/{serviceId}/datapipesReversePrivateEndpoints";
 
-const endpoint = `apiVersion: driftless/v1
-kind: ReversePrivateEndpoint
-metadata:
-  name: orders-msk
-spec:
-  organizationId: ${ids.organizationId}
-  serviceId: ${ids.serviceId}
-  description: orders MSK
-  type: MSK_MULTI_VPC
-  mskClusterArn: arn:aws:kafka:eu-west-1:111122223333:cluster/orders/abc
-  mskAuthentication: SASL_IAM
-`;
+const endpoint = mskEndpoint("orders-msk");
 
 const broken = {
   "keys/ci-deployer.yaml": `${apiKey("never-sent")}  roles: [developer\n`,

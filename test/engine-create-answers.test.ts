@@ -1,17 +1,12 @@
 import { afterEach, expect, it } from "vitest";
-import { type EngineWorld, header, ids, startEngineWorld } from "./helpers/engine-world.js";
+import { type EngineWorld, startEngineWorld } from "./helpers/engine-world.js";
+import { mskEndpoint } from "./helpers/manifests.js";
 
 /** A create whose answer carries no usable id cannot be recorded: its outcome is unknown, never repeated. */
 
 const ROUTE = "/v1/organizations/{organizationId}/services/{serviceId}/datapipesReversePrivateEndpoints";
 
-const endpoint = `${header("ReversePrivateEndpoint", "orders-msk")}  organizationId: ${ids.organizationId}
-  serviceId: ${ids.serviceId}
-  description: orders MSK
-  type: MSK_MULTI_VPC
-  mskClusterArn: arn:aws:kafka:eu-west-1:111122223333:cluster/orders/abc
-  mskAuthentication: SASL_IAM
-`;
+const endpoint = mskEndpoint("orders-msk");
 
 let world: EngineWorld;
 afterEach(() => world.close());

@@ -1,19 +1,14 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { StateStore } from "../src/state/store.js";
 import { type EngineWorld, header, ids, startEngineWorld } from "./helpers/engine-world.js";
+import { mskEndpoint } from "./helpers/manifests.js";
 
 /** Reverse private endpoints: created once, never blindly again; pipes wait for them. */
 
 const ROUTE = "/v1/organizations/{organizationId}/services/{serviceId}/datapipesReversePrivateEndpoints";
 
 const endpoint = (extra = "", description = "orders MSK") =>
-  `${header("ReversePrivateEndpoint", "orders-msk")}  organizationId: ${ids.organizationId}
-  serviceId: ${ids.serviceId}
-  description: ${description}
-  type: MSK_MULTI_VPC
-  mskClusterArn: arn:aws:kafka:eu-west-1:111122223333:cluster/orders/abc
-  mskAuthentication: SASL_IAM
-${extra}`;
+  mskEndpoint("orders-msk", { description, extra });
 
 const kafkaPipe = `${header("DataPipe", "orders")}  organizationId: ${ids.organizationId}
   serviceId: ${ids.serviceId}

@@ -2,6 +2,7 @@ import { afterEach, expect, it } from "vitest";
 import { StateError } from "../src/errors.js";
 import type { StateStore } from "../src/state/store.js";
 import { type EngineWorld, header, ids, startEngineWorld } from "./helpers/engine-world.js";
+import { mskEndpoint } from "./helpers/manifests.js";
 
 /**
  * The store is asked right before every write request whether this process may still write (its lock,
@@ -44,16 +45,7 @@ it("sends nothing more once the store says this process may no longer write", as
 
 it("asks before a create's intent is saved: no intent and no POST once it may no longer write", async () => {
   world = await startEngineWorld();
-  await world.write(
-    "e.yaml",
-    `${header("ReversePrivateEndpoint", "orders-msk")}  organizationId: ${ids.organizationId}
-  serviceId: ${ids.serviceId}
-  description: orders MSK
-  type: MSK_MULTI_VPC
-  mskClusterArn: arn:aws:kafka:eu-west-1:111122223333:cluster/orders/abc
-  mskAuthentication: SASL_IAM
-`,
-  );
+  await world.write("e.yaml", mskEndpoint("orders-msk"));
 
   const result = await world.apply({}, { store: losingAfter(0) });
 

@@ -6,6 +6,7 @@ import { defaultIds as ids, type Simulator, startSimulator } from "../src/simula
 import { driftlessAsync } from "./helpers/cli.js";
 import { startDaemonProcess } from "./helpers/daemon-process.js";
 import { type FakeKubernetes, startFakeKubernetes } from "./helpers/fake-kubernetes.js";
+import { mskEndpoint } from "./helpers/manifests.js";
 import { platformEnv } from "./helpers/platform-env.js";
 import { stateInSecrets } from "./helpers/state-secrets.js";
 
@@ -33,18 +34,8 @@ spec:
 ${[tile("lag", "Ingest lag", 0), tile("errors", "Errors", 4), tile("new", "New tile", 8)].join("\n")}
 `;
 
-const endpoint = (name: string, previous?: string) => `apiVersion: driftless/v1
-kind: ReversePrivateEndpoint
-metadata:
-  name: ${name}${previous ? `\n  annotations:\n    driftless/previous-name: ${previous}` : ""}
-spec:
-  organizationId: ${ids.organizationId}
-  serviceId: ${ids.serviceId}
-  description: orders MSK
-  type: MSK_MULTI_VPC
-  mskClusterArn: arn:aws:kafka:eu-west-1:111122223333:cluster/orders/abc
-  mskAuthentication: SASL_IAM
-`;
+const endpoint = (name: string, previous?: string) =>
+  mskEndpoint(name, previous ? { annotations: { "driftless/previous-name": previous } } : {});
 
 type ApplyReport = {
   ok: boolean;

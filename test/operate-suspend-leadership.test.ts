@@ -5,11 +5,10 @@ import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Daemon, startDaemon } from "../src/daemon/daemon.js";
 import { Suspension } from "../src/daemon/suspension.js";
-import type { PassResult } from "../src/reconcile/types.js";
 import { newState } from "../src/state/state-format.js";
-import { createLogger } from "../src/telemetry/logger.js";
 import { createMetrics } from "../src/telemetry/metrics.js";
 import { driftlessAsync } from "./helpers/cli.js";
+import { fakeDaemonDeps, passResult } from "./helpers/fake-daemon.js";
 import { switchableLeadership } from "./helpers/switchable-leadership.js";
 
 /**
@@ -34,31 +33,21 @@ async function start(leader: boolean) {
   const metrics = createMetrics(registry, { defaultMetrics: false });
   const suspension = new Suspension((value) => metrics.suspended.set(value ? 1 : 0));
   const state = newState();
-  const daemon = await startDaemon({
-    settings: {
-      manifests,
-      listen: "127.0.0.1:0",
-      reconcileSchedule: "off",
-      pollSchedule: "off",
-      reassertSchedule: "off",
-      webhookToken: { value: TOKEN },
-    },
-    reconciler: {
-      pass: async (): Promise<PassResult> => {
-        suspension.saved(suspension.sync(state));
-        const at = new Date().toISOString();
-        return { startedAt: at, finishedAt: at, statuses: [], manifestErrors: 0, ok: true };
+  const daemon = await startDaemon(
+    fakeDaemonDeps(manifests, {
+      settings: { webhookToken: { value: TOKEN } },
+      reconciler: {
+        pass: async () => {
+          suspension.saved(suspension.sync(state));
+          return passResult();
+        },
       },
-    },
-    suspension,
-    leadership,
-    loadManifests: async () => [],
-    tileIdsOf: async () => undefined,
-    platform: { call: async () => Promise.reject(new Error("no platform here")) },
-    registry,
-    metrics,
-    logger: createLogger("silent"),
-  });
+      suspension,
+      leadership,
+      registry,
+      metrics,
+    }),
+  );
   daemons.push(daemon);
   const post = (path: string) =>
     fetch(`http://${daemon.address}${path}`, {

@@ -102,6 +102,16 @@ export function keyContext(
   return key.id ? { managementKeyId: key.id } : {};
 }
 
+/** Whether `record` is of a reverse private endpoint whose server id was recorded in `pass`. */
+function isNewEndpoint(record: ResourceRecord | undefined, pass: Pass): boolean {
+  return (
+    record?.kind === "ReversePrivateEndpoint" &&
+    record.serverId !== undefined &&
+    record.appliedAt !== undefined &&
+    Date.parse(record.appliedAt) >= pass.startedAt.getTime()
+  );
+}
+
 /** One resource's way through the pipeline: what was sent, the last request id, and how it ends. */
 class Job {
   readonly id: string;
@@ -132,6 +142,8 @@ class Job {
     if (record) pass.state.resources[this.id] = managedRecord(this.manifest, record);
     else delete pass.state.resources[this.id];
     markChanged(pass, this.id);
+    // Noted where records are written, rather than found by walking every record per Pending one.
+    if (isNewEndpoint(record, pass)) pass.createdEndpoint = true;
   }
 
   finish(status: ResourceStatusName, message?: string, failure?: Failure): ResourceOutcome {

@@ -350,7 +350,7 @@ async function applyPhase(run: PassRun, phase: Phase): Promise<ResourceStatus[]>
   const manifests = pass.set.manifests.filter((m) => phaseOf(m.kind) === phase);
   const waited = new Set<Manifest>();
   const report = (m: Manifest, outcome: ResourceOutcome): ResourceOutcome => {
-    if (outcome.status.status === "Pending" && createdInThisPass(pass)) waited.add(m);
+    if (outcome.status.status === "Pending" && pass.createdEndpoint) waited.add(m);
     else deps.onResource?.(outcome);
     return outcome;
   };
@@ -373,17 +373,6 @@ async function applyPhase(run: PassRun, phase: Phase): Promise<ResourceStatus[]>
     }
   }
   return outcomes.map((o) => o.status);
-}
-
-/** Whether this pass created a reverse private endpoint (it has a server id recorded since the pass began). */
-function createdInThisPass(pass: Pass): boolean {
-  return Object.values(pass.state.resources).some(
-    (r) =>
-      r.kind === "ReversePrivateEndpoint" &&
-      r.serverId !== undefined &&
-      r.appliedAt !== undefined &&
-      Date.parse(r.appliedAt) >= pass.startedAt.getTime(),
-  );
 }
 
 function finishPass(

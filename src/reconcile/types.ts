@@ -113,6 +113,8 @@ export type Pass = {
   secretKey: string;
   /** Set once the pass uses the endpoints it created itself (after the phase that waited for them). */
   endpointsSettled?: boolean;
+  /** Set when this pass recorded a reverse private endpoint's server id (created or adopted it). */
+  createdEndpoint?: boolean;
   /** Records changed since the last successful save, each with a count of its changes. */
   dirty: Map<string, number>;
   /**

@@ -1,0 +1,30 @@
+import { defaultIds as ids } from "../../src/simulator/index.js";
+
+/** Options of mskEndpoint; each default is the orders team's cluster. */
+export type MskEndpointOptions = {
+  description?: string;
+  /** The cluster's name in its ARN. */
+  cluster?: string;
+  authentication?: "SASL_IAM" | "SASL_SCRAM";
+  annotations?: Record<string, string>;
+  /** More spec lines, indented as spec fields. */
+  extra?: string;
+};
+
+/** The YAML of a ReversePrivateEndpoint to an MSK cluster, in the simulator's default organization and service. */
+export function mskEndpoint(name: string, options: MskEndpointOptions = {}): string {
+  const { description = "orders MSK", cluster = "orders", authentication = "SASL_IAM" } = options;
+  const annotations = Object.entries(options.annotations ?? {});
+  return `apiVersion: driftless/v1
+kind: ReversePrivateEndpoint
+metadata:
+  name: ${name}
+${annotations.length > 0 ? `  annotations:\n${annotations.map(([k, v]) => `    ${k}: ${v}\n`).join("")}` : ""}spec:
+  organizationId: ${ids.organizationId}
+  serviceId: ${ids.serviceId}
+  description: ${description}
+  type: MSK_MULTI_VPC
+  mskClusterArn: arn:aws:kafka:eu-west-1:111122223333:cluster/${cluster}/abc
+  mskAuthentication: ${authentication}
+${options.extra ?? ""}`;
+}
