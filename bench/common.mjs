@@ -10,6 +10,16 @@ const { createReconciler } = await dist("reconcile/engine.js");
 const { createFileStore } = await dist("state/file-store.js");
 const { createLogger } = await dist("telemetry/logger.js");
 const CLI = join(repo, "dist", "cli.js");
+const { defaultIds } = await dist("simulator/index.js");
+
+/** The settings that point driftless at `simulator`, with the simulator's own credentials. */
+export const platformEnv = (simulator) => ({
+  DRIFTLESS_MANAGEMENT_URL: simulator.managementUrl,
+  DRIFTLESS_MANAGEMENT_KEY_ID: defaultIds.managementKeyId,
+  DRIFTLESS_MANAGEMENT_KEY_SECRET: defaultIds.managementKeySecret,
+  DRIFTLESS_OBSERVABILITY_URL: simulator.observabilityUrl,
+  DRIFTLESS_OBSERVABILITY_TOKEN: defaultIds.observabilityToken,
+});
 
 /**
  * Runs the built CLI with `args` in a clean environment (PATH and `env` only); resolves with its exit

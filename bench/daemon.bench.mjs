@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, rename, rm, symlink, writeFile } from "node:fs/promises
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startRun } from "./common.mjs";
+import { platformEnv, startRun } from "./common.mjs";
 
 const repo = fileURLToPath(new URL("..", import.meta.url));
 const dist = (path) => import(join(repo, "dist", path));
@@ -70,11 +70,7 @@ async function latency(mode) {
     DRIFTLESS_MANIFESTS: layout.link,
     DRIFTLESS_STATE_DIR: join(root, "state"),
     DRIFTLESS_SECRETS_DIR: root,
-    DRIFTLESS_MANAGEMENT_URL: simulator.managementUrl,
-    DRIFTLESS_MANAGEMENT_KEY_ID: ids.managementKeyId,
-    DRIFTLESS_MANAGEMENT_KEY_SECRET: ids.managementKeySecret,
-    DRIFTLESS_OBSERVABILITY_URL: simulator.observabilityUrl,
-    DRIFTLESS_OBSERVABILITY_TOKEN: ids.observabilityToken,
+    ...platformEnv(simulator),
     DRIFTLESS_RECONCILE_SCHEDULE: "off",
     DRIFTLESS_POLL_SCHEDULE: "off",
     DRIFTLESS_REASSERT_SCHEDULE: "off",

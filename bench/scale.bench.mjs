@@ -17,7 +17,7 @@ import os, { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
-import { startRun } from "./common.mjs";
+import { platformEnv, startRun } from "./common.mjs";
 
 // BENCH_REPO=<checkout>: measure the built code of another checkout (e.g. the release before, for its figures).
 const repo = process.env.BENCH_REPO ?? fileURLToPath(new URL("..", import.meta.url));
@@ -294,11 +294,7 @@ async function daemonFigures(count, nodeOptions) {
       DRIFTLESS_MANIFESTS: world.manifests,
       DRIFTLESS_STATE_DIR: join(world.root, "state"),
       DRIFTLESS_SECRETS_DIR: world.root,
-      DRIFTLESS_MANAGEMENT_URL: simulator.managementUrl,
-      DRIFTLESS_MANAGEMENT_KEY_ID: ids.managementKeyId,
-      DRIFTLESS_MANAGEMENT_KEY_SECRET: ids.managementKeySecret,
-      DRIFTLESS_OBSERVABILITY_URL: simulator.observabilityUrl,
-      DRIFTLESS_OBSERVABILITY_TOKEN: ids.observabilityToken,
+      ...platformEnv(simulator),
       DRIFTLESS_RECONCILE_SCHEDULE: "off",
       DRIFTLESS_POLL_SCHEDULE: "off",
       DRIFTLESS_REASSERT_SCHEDULE: "off",
