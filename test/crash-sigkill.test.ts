@@ -89,6 +89,7 @@ it(`never creates twice nor tears the state when killed at random (seed ${SEED})
     const created = sim.state.endpoints.filter((e) => e.description === `crash test ${name}`);
     expect(created.length, `${name} created ${created.length} times; ${context}`).toBeLessThanOrEqual(1);
   }
+  expect(final.stdout, `exit ${final.code}: ${final.stderr}; ${context}`).toMatch(/^\{/);
   const report = JSON.parse(final.stdout) as { statuses: { kind: string; name: string; status: string }[] };
   for (const status of report.statuses.filter((s) => s.kind === "ReversePrivateEndpoint")) {
     expect(["Synced", "Unknown"], `${status.name}: ${status.status}; ${context}`).toContain(status.status);

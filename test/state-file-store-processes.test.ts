@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readdir, rm, utimes } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -57,6 +57,8 @@ async function kill(process: ChildProcess): Promise<void> {
   await gone;
 }
 
+const tick = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));
+
 let root: string;
 const children: ChildProcess[] = [];
 const stores: FileStore[] = [];
@@ -89,6 +91,39 @@ describe("the lock between two processes", () => {
     expect(isStateError(refused)).toBe(true);
     expect((refused as Error).message).toContain(`locked by process ${holder.pid} `);
     await expect(store.load()).resolves.toMatchObject({ version: 1 });
+  });
+
+  it("never shows a lock file without its holder's name, whenever its holder is stopped", async () => {
+    // A holder killed between creating the file and writing its name left a lock nobody could judge
+    // for a minute. Stopped (SIGSTOP) at random moments of taking and giving back its lock, the file
+    // is either absent or names it.
+    const lockUrl = pathToFileURL(resolve("dist/state/file-lock.js")).href;
+    const looper = spawn(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `import { acquireFileLock } from ${JSON.stringify(lockUrl)};
+console.log("looping");
+for (;;) await (await acquireFileLock(${JSON.stringify(join(root, LOCK_FILE))})).release();`,
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    children.push(looper);
+    await output(looper, "looping");
+
+    const seen: string[] = [];
+    for (let sample = 0; sample < 300; sample++) {
+      looper.kill("SIGSTOP");
+      while (!(await readFile(`/proc/${looper.pid}/stat`, "utf8")).includes(") T ")) await tick();
+      const text = await readFile(join(root, LOCK_FILE), "utf8").catch(() => undefined);
+      if (text !== undefined) seen.push(text);
+      looper.kill("SIGCONT");
+      await tick(Math.random() * 3);
+    }
+
+    expect(seen.length).toBeGreaterThan(0);
+    for (const text of seen) expect(JSON.parse(text || "{}")).toMatchObject({ pid: looper.pid });
   });
 
   it("makes the second process fail with a clear error while this one holds the folder", async () => {

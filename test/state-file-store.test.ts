@@ -185,6 +185,19 @@ describe("the lock", () => {
     await expect(open().load()).resolves.toMatchObject({ version: 1 });
   });
 
+  it("sweeps away what killed processes left beside the lock once it is a minute old, and nothing newer", async () => {
+    await mkdir(dir);
+    const left = [`${LOCK_FILE}.0123abcd.new`, `${LOCK_FILE}.77.beef.stale`];
+    for (const name of left) await writeFile(join(dir, name), "{}");
+    const old = new Date(Date.now() - 120_000);
+    for (const name of left) await utimes(join(dir, name), old, old);
+    await writeFile(join(dir, `${LOCK_FILE}.fresh.new`), "{}");
+
+    await open().load();
+
+    expect((await readdir(dir)).sort()).toEqual([LOCK_FILE, `${LOCK_FILE}.fresh.new`]);
+  });
+
   it("respects a fresh lock from another host, and takes it over once it goes stale", async () => {
     await mkdir(dir);
     const lock = join(dir, LOCK_FILE);

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { link, open, readFile, rename, stat, unlink, utimes } from "node:fs/promises";
+import { link, open, readdir, readFile, rename, stat, unlink, utimes } from "node:fs/promises";
 import { hostname } from "node:os";
+import { basename, dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { StateError } from "../errors.js";
 import type { Logger } from "../telemetry/logger.js";
@@ -59,7 +60,10 @@ export async function acquireFileLock(path: string, options: FileLockOptions = {
 
   // A few rounds: a stale lock moved aside may race with another process doing the same.
   for (let round = 0; round < 5; round++) {
-    if (await create(path, holder)) return held(path, holder, { staleMs, refreshMs, logger: options.logger });
+    if (await create(path, holder)) {
+      await sweep(path, staleMs);
+      return held(path, holder, { staleMs, refreshMs, logger: options.logger });
+    }
     const existing = await inspect(path);
     if (!existing) continue;
     if (!isStale(existing, staleMs)) throw lockedBy(path, existing.holder);
@@ -69,23 +73,45 @@ export async function acquireFileLock(path: string, options: FileLockOptions = {
   throw new StateError(`cannot take the state lock ${path}: other processes keep taking it`);
 }
 
+/**
+ * Creates the lock file with its holder's name already in it: written to a file of our own, then
+ * linked to `path` (a link, like an exclusive create, fails when `path` exists). A file created first
+ * and written after would be seen empty, and a holder killed in between would leave a lock that names
+ * nobody. A process killed before the link leaves its own file, which later holders sweep away.
+ */
 async function create(path: string, holder: LockHolder): Promise<boolean> {
-  let handle: Awaited<ReturnType<typeof open>>;
+  const own = `${path}.${holder.token}.new`;
   try {
-    handle = await open(path, "wx", 0o600);
+    const handle = await open(own, "wx", 0o600);
+    try {
+      await handle.writeFile(JSON.stringify(holder));
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await link(own, path);
+    return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
     throw new StateError(`cannot create the state lock ${path}: ${(error as Error).message}`, {
       cause: error,
     });
-  }
-  try {
-    await handle.writeFile(JSON.stringify(holder));
-    await handle.sync();
   } finally {
-    await handle.close();
+    await unlink(own).catch(() => {});
   }
-  return true;
+}
+
+/** Removes what killed processes left beside the lock: their unlinked `.new` and moved `.stale` files. */
+async function sweep(path: string, staleMs: number): Promise<void> {
+  const dir = dirname(path);
+  const prefix = `${basename(path)}.`;
+  const names = await readdir(dir).catch(() => []);
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !(name.endsWith(".new") || name.endsWith(".stale"))) continue;
+    const file = join(dir, name);
+    const info = await stat(file).catch(() => undefined);
+    if (info && Date.now() - info.mtimeMs > staleMs) await unlink(file).catch(() => {});
+  }
 }
 
 type Existing = { text: string; holder?: LockHolder; ageMs: number };
