@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { useDaemonRun } from "./helpers/daemon-run.js";
+import { statusOf, useDaemonRun } from "./helpers/daemon-run.js";
+import { until } from "./helpers/wait.js";
 
 /**
  * A SIGTERM while requests wait for the rate budget (held by a 429's Retry-After) ends `driftless run`
@@ -19,12 +20,15 @@ describe("driftless run, stopped while the platform asks it to wait", () => {
       count: Number.POSITIVE_INFINITY,
     });
     const daemon = await run.start();
-    await daemon.waitForLog((line) => line.msg === "pass finished");
-    // Polls run every second and the failed key is retried after ~2 s: by now they wait for the budget.
+    // Whichever request meets the first 429 (the pass's PATCH or a poll), it holds the budget for 300 s:
+    // the pass, its retry and the polls, every second, then wait for it.
+    await until(() => run.simulator.requests.some((r) => r.status === 429), 15_000);
     await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const { budget } = (await statusOf(daemon)) as unknown as { budget: { api: string; waiting: number }[] };
 
     const code = await daemon.stop("SIGTERM", 10_000);
 
+    expect(budget.find((b) => b.api === "management")?.waiting).toBeGreaterThan(0);
     expect(code, daemon.stderr().slice(-2000)).toBe(0);
     expect(run.simulator.requests.some((r) => r.status === 429)).toBe(true);
   });
