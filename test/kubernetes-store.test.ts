@@ -285,6 +285,28 @@ describe("the Kubernetes state store", () => {
     expect(Object.keys(storedState()?.resources ?? {}).sort()).toEqual(["ApiKey/from-a", "ApiKey/from-b"]);
   });
 
+  it("reads again only the shards that changed since its last load: the others' records are the ones it holds", async () => {
+    const names = ["steady", "moving"];
+    expect(shardOf("ApiKey/steady")).not.toBe(shardOf("ApiKey/moving"));
+    const a = replica();
+    const b = replica();
+    await a.save(stateWith("abc", names));
+    const first = await b.load();
+    const changed = stateWith("abc", names);
+    changed.resources["ApiKey/moving"] = {
+      kind: "ApiKey",
+      name: "moving",
+      appliedAt: "2026-11-24T00:00:00.000Z",
+    };
+    await a.save(changed);
+
+    const second = await b.load();
+
+    expect(second.resources["ApiKey/steady"]).toBe(first.resources["ApiKey/steady"]);
+    expect(second.resources["ApiKey/moving"]).toEqual(changed.resources["ApiKey/moving"]);
+    expect(second).toEqual(changed);
+  });
+
   it("treats a Secret created empty ahead of time as a new state and saves into it", async () => {
     fake.put("secrets", NAMESPACE, { metadata: { name: "driftless-state" }, type: "Opaque" });
     const store = replica();

@@ -214,13 +214,32 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
     } as State;
     const ids: string[][] = [];
     for (const [index, shard] of shards.entries()) {
-      const records = await shardRecords(shard, shardName(name, index));
+      const records =
+        unchangedShard(index, readAt.shards[index] as string) ??
+        (await shardRecords(shard, shardName(name, index)));
       Object.assign(state.resources, records);
       ids.push(Object.keys(records));
     }
-    serialized = knownRecords(state);
+    serialized = knownRecords(state, serialized);
     const texts = ids.map((shard) => new Map(shard.map((id) => [id, serialized.get(id)?.text ?? ""])));
     return loaded(state, readAt, { shards: texts, top: topLevelText(state), legacy: false });
+  }
+
+  /**
+   * The records of shard `index` as this store last read or wrote it, when the Secret is still at that
+   * version (a resourceVersion names one content) and every record is still the one it knows: a load
+   * then neither decompresses, parses nor checks it again. Undefined otherwise.
+   */
+  function unchangedShard(index: number, version: string): State["resources"] | undefined {
+    const texts = known.shards[index];
+    if (!version || version !== latest.shards[index] || !texts) return undefined;
+    const records: State["resources"] = {};
+    for (const [id, text] of texts) {
+      const was = serialized.get(id);
+      if (was?.text !== text) return undefined;
+      records[id] = was.record;
+    }
+    return records;
   }
 
   /** The Secret `secret`, or undefined when there is none. Throws StateError. */
