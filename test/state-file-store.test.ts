@@ -185,6 +185,20 @@ describe("the lock", () => {
     await expect(open().load()).resolves.toMatchObject({ version: 1 });
   });
 
+  it("takes over a lock that names no holder once it is 5 s old, and respects a younger one", async () => {
+    await mkdir(dir);
+    const lock = join(dir, LOCK_FILE);
+    await writeFile(lock, "");
+
+    const error = await stateError(open().load());
+    const old = new Date(Date.now() - 10_000);
+    await utimes(lock, old, old);
+
+    expect(error.message).toContain("locked by a process that left no name in it");
+    await expect(open().load()).resolves.toMatchObject({ version: 1 });
+    expect(JSON.parse(await readFile(lock, "utf8"))).toMatchObject({ pid: process.pid });
+  });
+
   it("sweeps away what killed processes left beside the lock once it is a minute old, and nothing newer", async () => {
     await mkdir(dir);
     const left = [`${LOCK_FILE}.0123abcd.new`, `${LOCK_FILE}.77.beef.stale`];

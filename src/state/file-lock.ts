@@ -45,6 +45,12 @@ export type FileLockOptions = {
 
 export const LOCK_STALE_MS = 60_000;
 export const LOCK_REFRESH_MS = 10_000;
+/**
+ * A lock file that names no holder (left by a process killed while creating it in place, or emptied
+ * by a full disk) is taken over once it is this old; any later write of its creator's is refused by
+ * the token check.
+ */
+export const UNNAMED_STALE_MS = 5_000;
 
 /** Takes the lock at `path`, or throws StateError naming its holder. */
 export async function acquireFileLock(path: string, options: FileLockOptions = {}): Promise<FileLock> {
@@ -77,29 +83,48 @@ export async function acquireFileLock(path: string, options: FileLockOptions = {
  * Creates the lock file with its holder's name already in it: written to a file of our own, then
  * linked to `path` (a link, like an exclusive create, fails when `path` exists). A file created first
  * and written after would be seen empty, and a holder killed in between would leave a lock that names
- * nobody. A process killed before the link leaves its own file, which later holders sweep away.
+ * nobody. A process killed before the link leaves its own file, which later holders sweep away. On a
+ * file system without hard links (some SMB shares), the lock is created in place and written after.
  */
 async function create(path: string, holder: LockHolder): Promise<boolean> {
+  const text = JSON.stringify(holder);
   const own = `${path}.${holder.token}.new`;
   try {
-    const handle = await open(own, "wx", 0o600);
-    try {
-      await handle.writeFile(JSON.stringify(holder));
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
+    await writeNew(own, text);
     await link(own, path);
     return true;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
-    throw new StateError(`cannot create the state lock ${path}: ${(error as Error).message}`, {
-      cause: error,
-    });
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EEXIST") return false;
+    if (code && NO_HARD_LINKS.has(code))
+      return await writeNew(path, text).then(() => true, refusedUnlessTaken(path));
+    throw cannotCreate(path, error);
   } finally {
     await unlink(own).catch(() => {});
   }
 }
+
+/** What link() answers on a file system that has no hard links. */
+const NO_HARD_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS"]);
+
+/** Creates `file`, which must not exist, with `text`, flushed to the disk. */
+async function writeNew(file: string, text: string): Promise<void> {
+  const handle = await open(file, "wx", 0o600);
+  try {
+    await handle.writeFile(text);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+const refusedUnlessTaken = (path: string) => (error: unknown) => {
+  if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+  throw cannotCreate(path, error);
+};
+
+const cannotCreate = (path: string, error: unknown) =>
+  new StateError(`cannot create the state lock ${path}: ${(error as Error).message}`, { cause: error });
 
 /** Removes what killed processes left beside the lock: their unlinked `.new` and moved `.stale` files. */
 async function sweep(path: string, staleMs: number): Promise<void> {
@@ -128,7 +153,9 @@ async function inspect(path: string): Promise<Existing | undefined> {
 
 function isStale({ holder, ageMs }: Existing, staleMs: number): boolean {
   if (ageMs > staleMs) return true;
-  if (!holder || holder.hostname !== hostname()) return false;
+  // A holder names itself as it creates the lock: an unnamed one is what a killed process left.
+  if (!holder) return ageMs > Math.min(staleMs, UNNAMED_STALE_MS);
+  if (holder.hostname !== hostname()) return false;
   if (holder.pid === process.pid) return !isThisProcess(holder);
   return !isAlive(holder.pid);
 }
@@ -257,7 +284,7 @@ function parseHolder(text: string): LockHolder | undefined {
     const value = JSON.parse(text) as Partial<LockHolder>;
     if (typeof value.pid === "number" && typeof value.hostname === "string") return value as LockHolder;
   } catch {
-    // An unreadable lock is judged by its age alone.
+    // An unreadable lock names no holder (see isStale).
   }
   return undefined;
 }
