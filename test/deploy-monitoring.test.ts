@@ -189,6 +189,9 @@ describe("the Grafana dashboard", () => {
       "driftless_backup_stale",
       "driftless_last_success_timestamp_seconds",
       "driftless_source_revision_info",
+      "driftless_resources_failed",
+      "driftless_alert_firing",
+      "driftless_suspended",
     ];
 
     expect(fixed.filter((name) => !charted.has(name))).toEqual([]);
