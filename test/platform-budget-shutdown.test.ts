@@ -24,7 +24,7 @@ describe("driftless run, stopped while the platform asks it to wait", () => {
     // the pass, its retry and the polls, every second, then wait for it.
     await until(() => run.simulator.requests.some((r) => r.status === 429), 15_000);
     await new Promise((resolve) => setTimeout(resolve, 2_500));
-    const { budget } = (await statusOf(daemon)) as unknown as { budget: { api: string; waiting: number }[] };
+    const { budget } = await statusOf(daemon);
 
     const code = await daemon.stop("SIGTERM", 10_000);
 

@@ -52,6 +52,7 @@ export const files = (name: string) => ({ "keys/ci-deployer.yaml": apiKey(name),
 
 export type StatusBody = {
   revision: string | null;
+  budget: Array<{ api: string; used: number; limit: number; waiting: number }>;
   resources: Array<{
     kind: string;
     name: string;
