@@ -22,6 +22,18 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** Writes `file` with times long past, then loads the folder into `cache` as a minute later: settled, not racy. */
+async function readSettled(cache: ReturnType<typeof createParseCache>, file: string, text: string) {
+  await writeFile(file, text);
+  await utimes(file, WHEN, WHEN);
+  vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 60_000 });
+  await loadManifests(dir, { cache });
+  vi.useRealTimers();
+}
+
+const names = (set: Awaited<ReturnType<typeof loadManifests>>) =>
+  set.manifests.map((m) => (m.spec as { name: string }).name);
+
 describe("loading with a parse cache", () => {
   it("sees an edit of the same size, a removed file and a file's problems again, as a load without it", async () => {
     const cache = createParseCache();
@@ -35,7 +47,7 @@ describe("loading with a parse cache", () => {
     const cached = await loadManifests(dir, { cache });
     const fresh = await loadManifests(dir);
 
-    expect(cached.manifests.map((m) => (m.spec as { name: string }).name)).toEqual(["FIRST"]);
+    expect(names(cached)).toEqual(["FIRST"]);
     expect(cached.problems).toEqual(fresh.problems);
     expect(cached.problems).toHaveLength(1);
     expect(JSON.stringify(cached.manifests)).toBe(JSON.stringify(fresh.manifests));
@@ -45,29 +57,20 @@ describe("loading with a parse cache", () => {
   it("sees an edit that keeps the size and sets the time of modification back, long after the last read", async () => {
     const cache = createParseCache();
     const file = join(dir, "a.yaml");
-    await writeFile(file, key("a", "first"));
-    await utimes(file, WHEN, WHEN);
-    // Read as if a minute had passed since the write: the file counts as settled, not racy.
-    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 60_000 });
-    await loadManifests(dir, { cache });
-    vi.useRealTimers();
+    await readSettled(cache, file, key("a", "first"));
 
     await writeFile(file, key("a", "FIRST"));
     await utimes(file, WHEN, WHEN);
     expect((await stat(file)).mtimeMs).toBe(WHEN * 1000);
     const cached = await loadManifests(dir, { cache });
 
-    expect(cached.manifests.map((m) => (m.spec as { name: string }).name)).toEqual(["FIRST"]);
+    expect(names(cached)).toEqual(["FIRST"]);
   });
 
   it("sees a file replaced by another of the same size and times (a git-sync revision swap)", async () => {
     const cache = createParseCache();
     const file = join(dir, "a.yaml");
-    await writeFile(file, key("a", "first"));
-    await utimes(file, WHEN, WHEN);
-    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 60_000 });
-    await loadManifests(dir, { cache });
-    vi.useRealTimers();
+    await readSettled(cache, file, key("a", "first"));
 
     await writeFile(join(dir, "next.tmp"), key("a", "other"));
     await utimes(join(dir, "next.tmp"), WHEN, WHEN);
@@ -75,6 +78,6 @@ describe("loading with a parse cache", () => {
     await rename(join(dir, "next.tmp"), file);
     const cached = await loadManifests(dir, { cache });
 
-    expect(cached.manifests.map((m) => (m.spec as { name: string }).name)).toEqual(["other"]);
+    expect(names(cached)).toEqual(["other"]);
   });
 });

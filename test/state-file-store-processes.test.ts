@@ -97,17 +97,14 @@ describe("the lock between two processes", () => {
     // A holder killed between creating the file and writing its name left a lock nobody could judge
     // for a minute. Stopped (SIGSTOP) at random moments of taking and giving back its lock, the file
     // is either absent or names it.
-    const lockUrl = pathToFileURL(resolve("dist/state/file-lock.js")).href;
-    const looper = spawn(
-      process.execPath,
-      [
-        "--input-type=module",
-        "-e",
-        `import { acquireFileLock } from ${JSON.stringify(lockUrl)};
-console.log("looping");
-for (;;) await (await acquireFileLock(${JSON.stringify(join(root, LOCK_FILE))})).release();`,
-      ],
-      { stdio: ["ignore", "pipe", "pipe"] },
+    const looper = child(
+      root,
+      `console.log("looping");
+for (;;) {
+  const store = createFileStore(dir);
+  await store.load();
+  await store.close();
+}`,
     );
     children.push(looper);
     await output(looper, "looping");

@@ -1,26 +1,15 @@
+import { oncePer } from "../once-per.js";
 import { resourceId } from "../resources.js";
 import type { Kind, Manifest } from "./manifest.js";
 
 /**
  * What identifies a loaded manifest: its id (`Kind/name`) and the API object it addresses, as one
  * string (`Dashboard 65f1…`), which stays the same when a manifest is renamed, so that its record (tile
- * ids, owned list entries, an endpoint's id) follows it. Both are made once per manifest object: a
- * daemon's passes see the same objects while their files are unchanged (see ParseCache), and look
- * each up several times per pass.
+ * ids, owned list entries, an endpoint's id) follows it. Both are made once per manifest object.
  */
 
-const ids = new WeakMap<Manifest, string>();
-const objects = new WeakMap<Manifest, string | undefined>();
-
 /** The `Kind/name` id of a loaded manifest. */
-export function manifestId(manifest: Manifest): string {
-  let id = ids.get(manifest);
-  if (id === undefined) {
-    id = resourceId(manifest);
-    ids.set(manifest, id);
-  }
-  return id;
-}
+export const manifestId = oncePer((manifest: Manifest): string => resourceId(manifest));
 
 /** The spec fields that name the API object of each kind; an endpoint is named by its server id. */
 const ADDRESS_FIELDS: { [K in Kind]: readonly string[] } = {
@@ -45,12 +34,9 @@ export function apiObjectOf(kind: Kind, spec: unknown): string | undefined {
 }
 
 /** The API object of a loaded manifest (see apiObjectOf). */
-export function manifestObject(manifest: Manifest): string | undefined {
-  if (objects.has(manifest)) return objects.get(manifest);
-  const object = apiObjectOf(manifest.kind, manifest.spec);
-  objects.set(manifest, object);
-  return object;
-}
+export const manifestObject = oncePer((manifest: Manifest): string | undefined =>
+  apiObjectOf(manifest.kind, manifest.spec),
+);
 
 /** The API object of a created endpoint, by its server id. */
 export const endpointObject = (serverId: string): string | undefined =>

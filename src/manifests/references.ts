@@ -1,3 +1,4 @@
+import { oncePer } from "../once-per.js";
 import { resourceId } from "../resources.js";
 import { manifestId } from "./identity.js";
 import {
@@ -150,20 +151,8 @@ const where = (m: Manifest) => `${m.position.file}:${m.position.line}`;
 
 type Address = { key: string; path: FieldPath };
 
-const addressesOf = new WeakMap<Manifest, readonly Address[]>();
-
-/**
- * The API objects a manifest addresses, each as a unique key and the field that names it; made once per
- * manifest object (see identity.ts).
- */
-function addresses(m: Manifest): readonly Address[] {
-  let found = addressesOf.get(m);
-  if (!found) {
-    found = addressesOfSpec(m);
-    addressesOf.set(m, found);
-  }
-  return found;
-}
+/** The API objects a manifest addresses, each as a unique key and the field that names it. */
+const addresses = oncePer((m: Manifest): readonly Address[] => addressesOfSpec(m));
 
 function addressesOfSpec(m: Manifest): Address[] {
   switch (m.kind) {

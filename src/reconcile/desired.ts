@@ -6,6 +6,7 @@ import {
   type SecretSources,
   secretFields,
 } from "../manifests/secrets.js";
+import { oncePer } from "../once-per.js";
 import { hashSecret, Secret } from "../plan/secret.js";
 import type { Specs } from "../plan/types.js";
 
@@ -45,20 +46,9 @@ export function desiredWith<K extends Kind>(
   });
 }
 
-const fieldsBySpec = new WeakMap<object, readonly SecretField[]>();
-
-/**
- * The secret references of a manifest's spec, found once per spec object: a daemon's passes see the
- * same objects while their files are unchanged, and nothing changes a spec in place.
- */
-function fieldsOf(manifest: ManifestOf<Kind>): readonly SecretField[] {
-  let fields = fieldsBySpec.get(manifest.spec);
-  if (!fields) {
-    fields = secretFields(manifest.spec, []);
-    fieldsBySpec.set(manifest.spec, fields);
-  }
-  return fields;
-}
+/** The secret references of a manifest's spec, found once per spec object. */
+const fieldsOf = (manifest: ManifestOf<Kind>): readonly SecretField[] => fieldsOfSpec(manifest.spec);
+const fieldsOfSpec = oncePer((spec: object): readonly SecretField[] => secretFields(spec, []));
 
 /**
  * The spec with the leaf of each field in place of its reference; the spec itself when it has none.

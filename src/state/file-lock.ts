@@ -91,14 +91,16 @@ async function create(path: string, holder: LockHolder): Promise<boolean> {
   const own = `${path}.${holder.token}.new`;
   try {
     await writeNew(own, text);
-    await link(own, path);
+    await link(own, path).catch((error: NodeJS.ErrnoException) => {
+      if (!NO_HARD_LINKS.has(error.code ?? "")) throw error;
+      return writeNew(path, text);
+    });
     return true;
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "EEXIST") return false;
-    if (code && NO_HARD_LINKS.has(code))
-      return await writeNew(path, text).then(() => true, refusedUnlessTaken(path));
-    throw cannotCreate(path, error);
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw new StateError(`cannot create the state lock ${path}: ${(error as Error).message}`, {
+      cause: error,
+    });
   } finally {
     await unlink(own).catch(() => {});
   }
@@ -117,14 +119,6 @@ async function writeNew(file: string, text: string): Promise<void> {
     await handle.close();
   }
 }
-
-const refusedUnlessTaken = (path: string) => (error: unknown) => {
-  if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
-  throw cannotCreate(path, error);
-};
-
-const cannotCreate = (path: string, error: unknown) =>
-  new StateError(`cannot create the state lock ${path}: ${(error as Error).message}`, { cause: error });
 
 /** Removes what killed processes left beside the lock: their unlinked `.new` and moved `.stale` files. */
 async function sweep(path: string, staleMs: number): Promise<void> {

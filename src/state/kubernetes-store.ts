@@ -102,17 +102,20 @@ const LABELS = { "app.kubernetes.io/name": "driftless", "app.kubernetes.io/compo
 /** The resourceVersion of the meta Secret and of each shard ("" = none yet), as one state saw them. */
 type Versions = { meta: string; shards: string[] };
 
-/** What this store knows the Secrets hold: record texts per shard and the top-level text. */
+/** A shard's records with their texts, by resource id. */
+type ShardRecords = Map<string, KnownRecord>;
+
+/** What this store knows the Secrets hold: the records of each shard and the top-level text. */
 type Known = {
   /** undefined: not known (a state of the earlier single-Secret form); the shard is rewritten. */
-  shards: Array<Map<string, string> | undefined>;
+  shards: Array<ShardRecords | undefined>;
   /** undefined: the meta Secret must be (re)written. */
   top: string | undefined;
   /** The meta Secret still holds the earlier single-Secret form. */
   legacy: boolean;
 };
 
-const ShardRecords = z.record(z.string(), ResourceRecord);
+const ShardSchema = z.record(z.string(), ResourceRecord);
 
 /**
  * A StateStore backed by the Secrets named after `name` in `namespace`. `load` throws StateError when a
@@ -221,24 +224,20 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
       ids.push(Object.keys(records));
     }
     serialized = knownRecords(state, serialized);
-    const texts = ids.map((shard) => new Map(shard.map((id) => [id, serialized.get(id)?.text ?? ""])));
-    return loaded(state, readAt, { shards: texts, top: topLevelText(state), legacy: false });
+    const held = ids.map((shard) => new Map(shard.map((id) => [id, serialized.get(id) as KnownRecord])));
+    return loaded(state, readAt, { shards: held, top: topLevelText(state), legacy: false });
   }
 
   /**
    * The records of shard `index` as this store last read or wrote it, when the Secret is still at that
-   * version (a resourceVersion names one content) and every record is still the one it knows: a load
-   * then neither decompresses, parses nor checks it again. Undefined otherwise.
+   * version (a resourceVersion names one content): a load then neither decompresses, parses nor checks
+   * it again. Undefined otherwise.
    */
   function unchangedShard(index: number, version: string): State["resources"] | undefined {
-    const texts = known.shards[index];
-    if (!version || version !== latest.shards[index] || !texts) return undefined;
+    const shard = known.shards[index];
+    if (!version || version !== latest.shards[index] || !shard) return undefined;
     const records: State["resources"] = {};
-    for (const [id, text] of texts) {
-      const was = serialized.get(id);
-      if (was?.text !== text) return undefined;
-      records[id] = was.record;
-    }
+    for (const [id, { record }] of shard) records[id] = record;
     return records;
   }
 
@@ -263,7 +262,7 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
     if (!encoded) return {};
     const what = `the state in Secret ${namespace}/${secret} (key ${SHARD_KEY})`;
     return checked(
-      ShardRecords,
+      ShardSchema,
       parseJson(await gunzipped(encoded, SHARD_KEY, secret), what),
       what,
     ) as State["resources"];
@@ -294,13 +293,13 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
     const base = versions.get(state) ?? latest;
     refuseStale(base);
     serialized = knownRecords(state, serialized);
-    const byShard: Array<Map<string, string>> = shardIndexes.map(() => new Map());
-    for (const [id, { text }] of serialized) byShard[shardOf(id)]?.set(id, text);
+    const byShard: ShardRecords[] = shardIndexes.map(() => new Map());
+    for (const [id, record] of serialized) byShard[shardOf(id)]?.set(id, record);
     const changed = shardIndexes.filter((index) =>
       differs(known.shards[index], byShard[index], base.shards[index]),
     );
     const bodies = await Promise.all(
-      changed.map((index) => shardBody(index, byShard[index] as Map<string, string>)),
+      changed.map((index) => shardBody(index, byShard[index] as ShardRecords)),
     );
     const top = topLevelText(state);
     const writeMeta = known.top !== top;
@@ -312,7 +311,7 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
       changed.map((index, at) => ({ index, body: bodies[at] as string })),
       PARALLEL_REQUESTS,
       ({ index, body }) =>
-        saveShard(index, body, byShard[index] as Map<string, string>, base).catch((error: unknown) => error),
+        saveShard(index, body, byShard[index] as ShardRecords, base).catch((error: unknown) => error),
     );
     const failure = failures.find((error) => error !== undefined);
     if (failure) throw failure;
@@ -327,7 +326,7 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
   async function saveShard(
     index: number,
     body: string,
-    texts: Map<string, string>,
+    records: ShardRecords,
     base: Versions,
   ): Promise<void> {
     const version = await writeSecret(
@@ -335,7 +334,7 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
       { [SHARD_KEY]: body },
       base.shards[index] ?? "",
     );
-    known.shards[index] = texts;
+    known.shards[index] = records;
     base.shards[index] = version;
     latest.shards[index] = version;
   }
@@ -360,12 +359,12 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
   }
 
   /** A shard's data, gzip'd JSON of its records; StateError when over maxBytes, before anything is sent. */
-  async function shardBody(index: number, texts: Map<string, string>): Promise<string> {
-    const json = `{${[...texts].map(([id, text]) => `${JSON.stringify(id)}:${text}`).join(",")}}`;
+  async function shardBody(index: number, records: ShardRecords): Promise<string> {
+    const json = `{${[...records].map(([id, { text }]) => `${JSON.stringify(id)}:${text}`).join(",")}}`;
     const compressed = await gzipAsync(json);
     if (compressed.length > maxBytes) {
       throw new StateError(
-        `the ${texts.size} records of the state Secret ${namespace}/${shardName(name, index)} are ${kib(compressed.length)} compressed, over the ${kib(maxBytes)} this store keeps in one Secret (Kubernetes caps a Secret at 1 MiB); use the file store on a volume (DRIFTLESS_STATE_STORE=file) or split the manifests between several driftless deployments`,
+        `the ${records.size} records of the state Secret ${namespace}/${shardName(name, index)} are ${kib(compressed.length)} compressed, over the ${kib(maxBytes)} this store keeps in one Secret (Kubernetes caps a Secret at 1 MiB); use the file store on a volume (DRIFTLESS_STATE_STORE=file) or split the manifests between several driftless deployments`,
       );
     }
     return compressed.toString("base64");
@@ -488,14 +487,14 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
  * is not known (the single-Secret form) while it has records or exists.
  */
 function differs(
-  known: Map<string, string> | undefined,
-  wanted: Map<string, string> | undefined,
+  known: ShardRecords | undefined,
+  wanted: ShardRecords | undefined,
   version: string | undefined,
 ): boolean {
   if (!wanted) return false;
   if (!known) return wanted.size > 0 || !!version;
   if (known.size !== wanted.size) return true;
-  for (const [id, text] of wanted) if (known.get(id) !== text) return true;
+  for (const [id, { text }] of wanted) if (known.get(id)?.text !== text) return true;
   return false;
 }
 

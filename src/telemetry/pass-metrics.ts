@@ -5,6 +5,11 @@ import { type Metrics, RESOURCE_KINDS } from "./metrics.js";
 /** The `kind` label of resources whose manifest names no known kind. */
 const INVALID_KIND = "Invalid";
 
+/** The `kind` and `status` of each series set at every pass, as `kind\u0000status`. */
+const KNOWN_SERIES = new Set(
+  RESOURCE_KINDS.flatMap((kind) => RESOURCE_STATUSES.map((status) => `${kind}\u0000${status}`)),
+);
+
 /**
  * Keeps the pass metrics equal to what the caller knows (the daemon, or the engine when it is given
  * Metrics). Remembers the revision label it set, so that
@@ -42,33 +47,31 @@ export class PassMetrics {
   /** Sets `driftless_resources` from every resource's status; kinds and statuses not seen are 0. */
   recordStatuses(statuses: readonly ResourceStatus[]): void {
     // Counted per kind, then per status: no key string is made per resource.
-    const byKind = new Map<string, Map<string, number>>();
+    const counts = new Map<string, Map<string, number>>();
     for (const s of statuses) {
       // A kind label comes from the manifest's text: an unknown kind would make a series per typo.
       const kind = isKind(s.kind) ? s.kind : INVALID_KIND;
-      let ofKind = byKind.get(kind);
+      let ofKind = counts.get(kind);
       if (!ofKind) {
         ofKind = new Map<string, number>();
-        byKind.set(kind, ofKind);
+        counts.set(kind, ofKind);
       }
       ofKind.set(s.status, (ofKind.get(s.status) ?? 0) + 1);
     }
-    const counts = new Map<string, number>();
-    for (const [kind, ofKind] of byKind)
-      for (const [status, count] of ofKind) counts.set(`${kind}\u0000${status}`, count);
-    const known = new Set<string>();
     for (const kind of RESOURCE_KINDS) {
       for (const status of RESOURCE_STATUSES) {
-        known.add(`${kind}\u0000${status}`);
-        this.metrics.resources.set({ kind, status }, counts.get(`${kind}\u0000${status}`) ?? 0);
+        this.metrics.resources.set({ kind, status }, counts.get(kind)?.get(status) ?? 0);
       }
     }
     // A status the contract may grow later is still counted rather than dropped.
     const extra = new Set<string>();
-    for (const [key, count] of counts) {
-      if (known.has(key)) continue;
-      extra.add(key);
-      this.metrics.resources.set(labelsOf(key), count);
+    for (const [kind, ofKind] of counts) {
+      for (const [status, count] of ofKind) {
+        const key = `${kind}\u0000${status}`;
+        if (KNOWN_SERIES.has(key)) continue;
+        extra.add(key);
+        this.metrics.resources.set({ kind, status }, count);
+      }
     }
     for (const key of this.extra) if (!extra.has(key)) this.metrics.resources.remove(labelsOf(key));
     this.extra = extra;
