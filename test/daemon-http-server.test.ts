@@ -4,6 +4,7 @@ import { Writable } from "node:stream";
 import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
 import { type HttpServer, type HttpServerDeps, startHttpServer } from "../src/daemon/http-server.js";
+import type { StatusDocument } from "../src/daemon/status-board.js";
 import { createLogger } from "../src/telemetry/logger.js";
 import { until } from "./helpers/wait.js";
 
@@ -19,7 +20,16 @@ afterEach(() => {
   for (const socket of sockets.splice(0)) socket.destroy();
 });
 
-const STATUS = { revision: null, ready: true, leader: true, lastPass: null, passError: null, resources: [] };
+const STATUS: StatusDocument = {
+  revision: null,
+  suspended: null,
+  budget: [],
+  ready: true,
+  leader: true,
+  lastPass: null,
+  passError: null,
+  resources: [],
+};
 
 /** A server on 127.0.0.1:0 with `overrides`, closed after the test. */
 async function serve(overrides: Partial<HttpServerDeps> = {}): Promise<HttpServer> {
@@ -80,14 +90,7 @@ describe("the daemon's HTTP server", () => {
     const server = await startHttpServer("127.0.0.1:0", {
       registry: new Registry(),
       ready: () => true,
-      status: () => ({
-        revision: null,
-        ready: true,
-        leader: true,
-        lastPass: null,
-        passError: null,
-        resources: [],
-      }),
+      status: () => STATUS,
       webhookToken: () => "token",
       onHook: () => {},
       logger: createLogger(

@@ -5,7 +5,7 @@ import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Daemon, startDaemon } from "../src/daemon/daemon.js";
 import type { ManifestOf } from "../src/manifests/manifest.js";
-import type { PlatformClient } from "../src/platform/client.js";
+import type { Answer, PlatformClient } from "../src/platform/client.js";
 import type { Alert } from "../src/platform/observability.js";
 import { fakeDaemonDeps } from "./helpers/fake-daemon.js";
 import { switchableLeadership } from "./helpers/switchable-leadership.js";
@@ -43,10 +43,10 @@ async function start() {
       loadManifests: async () => [watch],
       platform: {
         // Alerts answer when the test says; backups never do.
-        call: ((name: string, params: { id: string }) =>
+        call: ((name: string, params: { id: string }): Promise<Answer<Alert>> =>
           name === "getAlert"
             ? new Promise((resolve) => {
-                alertCalls.push((state) => resolve({ result: { id: params.id, state } as Alert }));
+                alertCalls.push((state) => resolve({ result: { id: params.id, state } }));
               })
             : Promise.reject(new Error("no backups here"))) as PlatformClient["call"],
       },

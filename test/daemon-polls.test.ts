@@ -17,10 +17,11 @@ const ids = defaultIds;
 const position = { file: "watches.yaml", line: 1, col: 1 };
 const logger = createLogger("silent");
 
-const dashboard = {
+const dashboard: ManifestOf<"Dashboard"> = {
   kind: "Dashboard",
   name: "platform-overview",
   labels: {},
+  annotations: {},
   position,
   spec: {
     dashboardId: ids.dashboardId,
@@ -30,25 +31,25 @@ const dashboard = {
       { key: "errors", name: "Errors", x: 6, y: 0, w: 6, h: 3, series: [] },
     ],
   },
-} as ManifestOf<"Dashboard">;
+};
 
-const alertWatch = (tile?: string) =>
-  ({
-    kind: "AlertWatch",
-    name: "ingest-lag",
-    labels: {},
-    position,
-    spec: { alertId: ids.alertId, dashboard: "platform-overview", ...(tile ? { tile } : {}) },
-  }) as ManifestOf<"AlertWatch">;
+const alertWatch = (tile?: string): ManifestOf<"AlertWatch"> => ({
+  kind: "AlertWatch",
+  name: "ingest-lag",
+  labels: {},
+  annotations: {},
+  position,
+  spec: { alertId: ids.alertId, dashboard: "platform-overview", ...(tile ? { tile } : {}) },
+});
 
-const backupWatch = (maxAge: string) =>
-  ({
-    kind: "BackupWatch",
-    name: "analytics-backups",
-    labels: {},
-    position,
-    spec: { organizationId: ids.organizationId, serviceId: ids.serviceId, maxAge },
-  }) as ManifestOf<"BackupWatch">;
+const backupWatch = (maxAge: string): ManifestOf<"BackupWatch"> => ({
+  kind: "BackupWatch",
+  name: "analytics-backups",
+  labels: {},
+  annotations: {},
+  position,
+  spec: { organizationId: ids.organizationId, serviceId: ids.serviceId, maxAge },
+});
 
 let simulator: Simulator;
 let registry: Registry;

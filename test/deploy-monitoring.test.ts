@@ -61,7 +61,7 @@ async function exportedSeries(): Promise<Set<string>> {
   createMetrics(registry);
   const names = new Set<string>();
   for (const metric of await registry.getMetricsAsJSON()) {
-    const suffixes = metric.type === "histogram" ? ["_bucket", "_sum", "_count"] : [""];
+    const suffixes = String(metric.type) === "histogram" ? ["_bucket", "_sum", "_count"] : [""];
     for (const suffix of suffixes) names.add(`${metric.name}${suffix}`);
   }
   return names;

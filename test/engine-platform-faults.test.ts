@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import type { ResourceStatus } from "../src/resources.js";
 import { defaultFixture } from "../src/simulator/index.js";
 import { type EngineWorld, header, ids, startEngineWorld } from "./helpers/engine-world.js";
 
@@ -20,7 +21,7 @@ describe("platform faults through the engine", () => {
   let world: EngineWorld;
   afterEach(() => world.close());
   const keyRequests = () => world.sim.requests.filter((r) => r.route === KEY_ROUTE);
-  const status = (result: { statuses: { kind: string; status: string }[] }, kind: string) =>
+  const status = (result: { statuses: ResourceStatus[] }, kind: string) =>
     result.statuses.find((s) => s.kind === kind);
 
   it("waits at least Retry-After after a 429, then succeeds", async () => {

@@ -76,7 +76,7 @@ describe("re-assertion", () => {
       metrics,
     });
 
-    await reconciler.pass({ trigger: "test" });
+    await reconciler.pass({ trigger: "cli" });
     await platform.close();
     await store.close();
 

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import type { ResourceStatus } from "../src/resources.js";
 import type { StateStore } from "../src/state/store.js";
 import { type EngineWorld, header, ids, startEngineWorld } from "./helpers/engine-world.js";
 import { mskEndpoint } from "./helpers/manifests.js";
@@ -36,7 +37,7 @@ describe("reverse private endpoints", () => {
   let world: EngineWorld;
   afterEach(() => world.close());
   const posts = () => world.writes().filter((r) => r.route === ROUTE);
-  const statusOf = (result: { statuses: { kind: string; name: string }[] }, id: string) =>
+  const statusOf = (result: { statuses: ResourceStatus[] }, id: string) =>
     result.statuses.find((s) => `${s.kind}/${s.name}` === id);
 
   it("is created once across restarts, its id recorded", async () => {

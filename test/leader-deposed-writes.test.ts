@@ -49,7 +49,7 @@ describe("a leader deposed during a pass", () => {
       logger: createLogger("silent", new Writable({ write: (_c, _e, done) => done() })),
     });
 
-    const pass = reconciler.pass({ trigger: "test" });
+    const pass = reconciler.pass({ trigger: "cli" });
     await requestSent;
     leadership.set(false);
     answer(undefined);

@@ -35,10 +35,10 @@ describe("examples/", () => {
     expect(set.problems).toEqual([]);
     expect(new Set(set.manifests.map((m) => m.kind))).toEqual(new Set(KINDS));
     expect(
-      pipes.flatMap((p) => Object.keys(p.spec.source).filter((k) => k !== "validateSamples")).sort(),
+      pipes.flatMap((p) => Object.keys(p.spec.source ?? {}).filter((k) => k !== "validateSamples")).sort(),
     ).toEqual(["kafka", "kinesis", "objectStorage", "postgres"]);
     expect(
-      pipes.find((p) => p.spec.source.postgres)?.spec.source.postgres?.tableMappings?.length,
+      pipes.find((p) => p.spec.source?.postgres)?.spec.source?.postgres?.tableMappings?.length,
     ).toBeGreaterThan(0);
     expect(endpoints.map((e) => e.spec.type).sort()).toEqual([
       "MSK_MULTI_VPC",
@@ -46,7 +46,7 @@ describe("examples/", () => {
       "VPC_RESOURCE",
     ]);
     expect(
-      pipes.find((p) => p.name === "orders-from-kafka")?.spec.source.kafka?.reversePrivateEndpoints,
+      pipes.find((p) => p.name === "orders-from-kafka")?.spec.source?.kafka?.reversePrivateEndpoints,
     ).toEqual(["orders-msk"]);
     expect(dashboard?.spec.tiles.map((t) => t.id)).toEqual([
       "65f1a2b3c4d5e6f708192a41",

@@ -101,7 +101,7 @@ describe("driftless simulator", () => {
 
     expect(settings.DRIFTLESS_OBSERVABILITY_TOKEN).toBe("yaml-token");
     expect(answer.status).toBe(200);
-    expect((await answer.json()).data.name).toBe("Renamed");
+    expect(((await answer.json()) as { data: { name: string } }).data.name).toBe("Renamed");
     expect(code).toBe(0);
   });
 
@@ -144,7 +144,7 @@ describe("driftless simulator", () => {
 
     expect(codes).toEqual(Array(12).fill(200));
     expect(answer.status).toBe(200);
-    expect((await answer.json()).result.name).toBe("Renamed 11");
+    expect(((await answer.json()) as { result: { name: string } }).result.name).toBe("Renamed 11");
     expect(await readFile(stateFile, "utf8")).not.toContain("sim-management-secret");
   });
 

@@ -51,7 +51,7 @@ describe("fault injection", () => {
     expect(other.status).toBe(200);
     expect([first.status, second.status, third.status]).toEqual([503, 503, 200]);
     expect(first.headers.get("retry-after")).toBe("2");
-    expect((await first.json()).error).toMatch(/^INJECTED_FAULT/);
+    expect(((await first.json()) as { error: string }).error).toMatch(/^INJECTED_FAULT/);
     expect(sim.state.organizations[0]?.name).toBe("Acme");
   });
 

@@ -69,7 +69,11 @@ observabilityTokens: [t1]
       observabilityToken: "t1",
     });
     expect(answer.status).toBe(200);
-    expect((await answer.json()).result).toMatchObject({ id: "o1", name: "Uno", privateEndpoints: [] });
+    expect(((await answer.json()) as { result: unknown }).result).toMatchObject({
+      id: "o1",
+      name: "Uno",
+      privateEndpoints: [],
+    });
   });
 
   it.each([

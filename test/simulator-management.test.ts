@@ -119,7 +119,7 @@ describe("management API envelope and auth", () => {
 
     expect(noType.status).toBe(415);
     expect(broken.status).toBe(400);
-    expect((await broken.json()).error).toMatch(/^BAD_REQUEST: /);
+    expect(((await broken.json()) as { error: string }).error).toMatch(/^BAD_REQUEST: /);
   });
 });
 

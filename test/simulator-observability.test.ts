@@ -14,6 +14,19 @@ async function start(options: SimulatorOptions = {}) {
   return sim;
 }
 
+/** The fields these tests read of an answer (a dashboard, an alert, or an error's message). */
+type Answer = {
+  message: string;
+  data: {
+    id: string;
+    name: string;
+    state: string;
+    tileId: string;
+    updatedAt: string;
+    tiles: { id: string }[];
+  };
+};
+
 async function call(
   method: string,
   path: string,
@@ -26,7 +39,7 @@ async function call(
     headers: { authorization, ...(body === undefined ? {} : { "content-type": "application/json" }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  return { status: response.status, json: await response.json() };
+  return { status: response.status, json: (await response.json()) as Answer };
 }
 
 const dashboard = `/api/v2/dashboards/${ids.dashboardId}`;
@@ -54,9 +67,9 @@ describe("PUT dashboard", () => {
 
     expect(answer.status).toBe(200);
     expect(answer.json.data).toMatchObject({ id: ids.dashboardId, name: "Overview", tags: ["a"] });
-    expect(answer.json.data.tiles[0].id).toBe(lagTile);
-    expect(answer.json.data.tiles[1].id).toMatch(/^[0-9a-f]{24}$/);
-    expect(ids.tileIds).not.toContain(answer.json.data.tiles[1].id);
+    expect(answer.json.data.tiles[0]?.id).toBe(lagTile);
+    expect(answer.json.data.tiles[1]?.id).toMatch(/^[0-9a-f]{24}$/);
+    expect(ids.tileIds).not.toContain(answer.json.data.tiles[1]?.id);
   });
 
   it("gives a new id to a tile whose id is unknown to the dashboard", async () => {
@@ -67,7 +80,7 @@ describe("PUT dashboard", () => {
       tiles: [tile("Lag", "65f1a2b3c4d5e6f7081929ff")],
     });
 
-    expect(answer.json.data.tiles[0].id).not.toBe("65f1a2b3c4d5e6f7081929ff");
+    expect(answer.json.data.tiles[0]?.id).not.toBe("65f1a2b3c4d5e6f7081929ff");
   });
 
   it("keeps an id once: a second tile sending the same id gets a new one", async () => {
@@ -78,8 +91,8 @@ describe("PUT dashboard", () => {
       tiles: [tile("A", lagTile), tile("B", lagTile)],
     });
 
-    expect(answer.json.data.tiles[0].id).toBe(lagTile);
-    expect(answer.json.data.tiles[1].id).not.toBe(lagTile);
+    expect(answer.json.data.tiles[0]?.id).toBe(lagTile);
+    expect(answer.json.data.tiles[1]?.id).not.toBe(lagTile);
   });
 
   it("deletes the alerts of a tile that is gone, so reading them answers 404", async () => {

@@ -20,7 +20,7 @@ describe("simulator state file", () => {
         vpcEndpointServiceName: "svc",
       }),
     });
-    const endpointId = (await created.json()).result.id;
+    const endpointId = ((await created.json()) as { result: { id: string } }).result.id;
     await first.close();
 
     const second = await startSimulator({ stateFile });
@@ -55,7 +55,7 @@ describe("simulator state file", () => {
         vpcEndpointServiceName: "svc",
       }),
     });
-    const endpointId = (await created.json()).result.id;
+    const endpointId = ((await created.json()) as { result: { id: string } }).result.id;
     await apply.close();
 
     await fetch(`${plan.managementUrl}${endpoints.replace("datapipesReversePrivateEndpoints", "backups")}`, {
@@ -91,10 +91,10 @@ describe("simulator state file", () => {
       `${second.managementUrl}/v1/organizations/${ids.organizationId}/services/${ids.serviceId}/backups`,
       { headers: { authorization } },
     );
-    const newest = (await answer.json()).result[0];
+    const newest = ((await answer.json()) as { result: { finishedAt: string }[] }).result[0];
     await second.close();
 
-    expect(Date.now() - Date.parse(newest.finishedAt)).toBeLessThanOrEqual(8 * 3_600_000);
+    expect(Date.now() - Date.parse(newest?.finishedAt ?? "")).toBeLessThanOrEqual(8 * 3_600_000);
   });
 
   it("refuses a saved state it cannot read, saying to delete it rather than blaming a fixture", async () => {

@@ -106,7 +106,7 @@ export async function startEngineWorld(
           logger,
           managementKeyId: platform.managementKeyId,
         });
-        return await reconciler.pass({ trigger: "test", ...applyOptions });
+        return await reconciler.pass({ trigger: "cli", ...applyOptions });
       } finally {
         await platform.close();
         await store.close();

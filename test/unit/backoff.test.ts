@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Backoff } from "../../src/daemon/backoff.js";
-import type { ResourceStatus, ResourceStatusName } from "../../src/reconcile/types.js";
+import type { ResourceStatus, ResourceStatusName } from "../../src/resources.js";
 
 /** Per-resource backoff arithmetic, with the jitter fixed: each test names the rule it checks. */
 

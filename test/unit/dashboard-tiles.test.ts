@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { Tile } from "../../src/manifests/kinds/dashboard.js";
 import { dashboardPlanner } from "../../src/plan/dashboard.js";
 import type { PlanInput, ResourcePlan } from "../../src/plan/types.js";
 import type { ResourceRecord } from "../../src/state/store.js";
@@ -9,8 +10,6 @@ import type { ResourceRecord } from "../../src/state/store.js";
  * and deletes the alerts watching the old.
  */
 
-type Tile = { key: string; name: string; query: string; id?: string };
-
 const context: PlanInput["context"] = {
   reassert: false,
   now: new Date("2026-01-01T00:00:00Z"),
@@ -18,7 +17,7 @@ const context: PlanInput["context"] = {
   allowCreate: false,
 };
 
-const input = (tiles: Tile[], record?: ResourceRecord): PlanInput => ({
+const input = (tiles: Tile[], record?: ResourceRecord): PlanInput<"Dashboard"> => ({
   kind: "Dashboard",
   name: "ops",
   spec: { dashboardId: "d1", name: "Ops", tiles },
@@ -26,15 +25,36 @@ const input = (tiles: Tile[], record?: ResourceRecord): PlanInput => ({
   context,
 });
 
-const tile = (key: string, extra: Partial<Tile> = {}): Tile => ({
+/** The one series of a tile whose query is `query`. */
+const series = (query: string) => [
+  { type: "time", dataSource: "events", aggFn: "count", where: `q:${query}` },
+];
+
+/** A manifest tile: its name is its key in capitals and its query `q-<key>` unless `extra` says. */
+const tile = (key: string, extra: { name?: string; query?: string; id?: string } = {}): Tile => ({
   key,
-  name: key.toUpperCase(),
-  query: `q-${key}`,
-  ...extra,
+  ...(extra.id ? { id: extra.id } : {}),
+  name: extra.name ?? key.toUpperCase(),
+  x: 0,
+  y: 0,
+  w: 6,
+  h: 3,
+  series: series(extra.query ?? `q-${key}`),
+});
+
+/** A tile as it is sent (and answered): no key, the id when there is one. */
+const wire = (name: string, query: string, id?: string) => ({
+  ...(id ? { id } : {}),
+  name,
+  x: 0,
+  y: 0,
+  w: 6,
+  h: 3,
+  series: series(query),
 });
 
 /** The tiles a plan sends. */
-const sent = (plan: ResourcePlan) => (plan.request?.body.tiles ?? []) as Array<Record<string, unknown>>;
+const sent = (plan: ResourcePlan) => (plan.request?.route === "putDashboard" ? plan.request.body.tiles : []);
 
 /** The record after a PUT of `tiles` answered with `answer` tiles. */
 function applied(tiles: Tile[], answer: Array<Record<string, unknown>>, record?: ResourceRecord) {
@@ -51,26 +71,26 @@ describe("tile ids sent", () => {
   it("rule: the tile key is driftless's own and never sent", () => {
     const plan = dashboardPlanner.plan(input([tile("lag")]));
 
-    expect(sent(plan)).toEqual([{ name: "LAG", query: "q-lag" }]);
+    expect(sent(plan)).toEqual([wire("LAG", "q-lag")]);
   });
 
   it("rule: a tile whose id the state knows (by key) is sent with it", () => {
-    const record = applied([tile("lag")], [{ id: "t-1", name: "LAG", query: "q-lag" }]);
+    const record = applied([tile("lag")], [wire("LAG", "q-lag", "t-1")]);
 
     const plan = dashboardPlanner.plan(input([tile("lag", { query: "q2" })], record));
 
-    expect(sent(plan)).toEqual([{ id: "t-1", name: "LAG", query: "q2" }]);
+    expect(sent(plan)).toEqual([wire("LAG", "q2", "t-1")]);
   });
 
   it("rule: a tile id given in the manifest adopts that tile", () => {
     const plan = dashboardPlanner.plan(input([tile("lag", { id: "t-9" })]));
 
-    expect(sent(plan)).toEqual([{ id: "t-9", name: "LAG", query: "q-lag" }]);
+    expect(sent(plan)).toEqual([wire("LAG", "q-lag", "t-9")]);
   });
 
   it("rule: an adopted id the platform replaced is not sent again; the platform's id is", () => {
     const adopting = [tile("lag", { id: "t-stale" })];
-    const record = applied(adopting, [{ id: "t-new", name: "LAG", query: "q-lag" }]);
+    const record = applied(adopting, [wire("LAG", "q-lag", "t-new")]);
 
     const plan = dashboardPlanner.plan(input([tile("lag", { id: "t-stale", query: "q2" })], record));
 
@@ -78,11 +98,11 @@ describe("tile ids sent", () => {
   });
 
   it("rule: a renamed key keeps the id of the key that left, when its fields are the same", () => {
-    const record = applied([tile("lag")], [{ id: "t-1", name: "LAG", query: "q-lag" }]);
+    const record = applied([tile("lag")], [wire("LAG", "q-lag", "t-1")]);
 
-    const plan = dashboardPlanner.plan(input([{ key: "ingest-lag", name: "LAG", query: "q-lag" }], record));
+    const plan = dashboardPlanner.plan(input([tile("ingest-lag", { name: "LAG", query: "q-lag" })], record));
 
-    expect(sent(plan)).toEqual([{ id: "t-1", name: "LAG", query: "q-lag" }]);
+    expect(sent(plan)).toEqual([wire("LAG", "q-lag", "t-1")]);
     expect(plan.changes).toContainEqual({
       path: "tiles[ingest-lag].key",
       from: "lag",
@@ -92,24 +112,21 @@ describe("tile ids sent", () => {
   });
 
   it("rule: failing equal fields, a renamed key keeps the id of the key that left with the same name", () => {
-    const record = applied([tile("lag")], [{ id: "t-1", name: "LAG", query: "q-lag" }]);
+    const record = applied([tile("lag")], [wire("LAG", "q-lag", "t-1")]);
 
     const plan = dashboardPlanner.plan(
-      input([{ key: "ingest-lag", name: "LAG", query: "q-changed" }], record),
+      input([tile("ingest-lag", { name: "LAG", query: "q-changed" })], record),
     );
 
     expect(sent(plan)[0]?.id).toBe("t-1");
   });
 
   it("rule: a new tile is sent without an id, and the plan says the platform assigns one", () => {
-    const record = applied([tile("lag")], [{ id: "t-1", name: "LAG", query: "q-lag" }]);
+    const record = applied([tile("lag")], [wire("LAG", "q-lag", "t-1")]);
 
     const plan = dashboardPlanner.plan(input([tile("lag"), tile("cpu")], record));
 
-    expect(sent(plan)).toEqual([
-      { id: "t-1", name: "LAG", query: "q-lag" },
-      { name: "CPU", query: "q-cpu" },
-    ]);
+    expect(sent(plan)).toEqual([wire("LAG", "q-lag", "t-1"), wire("CPU", "q-cpu")]);
     expect(plan.changes).toContainEqual({
       path: "tiles[cpu]",
       op: "add",
@@ -136,7 +153,7 @@ describe("tile ids sent", () => {
   });
 
   it("rule: every id known and nothing changed is in sync: no PUT", () => {
-    const record = applied([tile("lag")], [{ id: "t-1", name: "LAG", query: "q-lag" }]);
+    const record = applied([tile("lag")], [wire("LAG", "q-lag", "t-1")]);
 
     const plan = dashboardPlanner.plan(input([tile("lag")], record));
 
