@@ -43,6 +43,8 @@ RUN apt-get update \
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# The platform's contracts: the simulator's full mode and `validate --contract full` read them.
+COPY contracts ./contracts
 COPY package.json ./
 # The state folder exists and belongs to the runtime user, so a bare `docker run` works too; in
 # Kubernetes a volume is mounted over it.

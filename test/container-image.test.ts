@@ -80,8 +80,9 @@ describe("the container image's recipe", () => {
         if (install.status !== 0) break;
       }
     }
-    // The runtime stage's copies: the compiled CLI and package.json (its "type": "module").
+    // The runtime stage's copies: the compiled CLI, the contracts and package.json (its "type": "module").
     cpSync(join(repo, "dist"), join(app, "dist"), { recursive: true });
+    cpSync(join(repo, "contracts"), join(app, "contracts"), { recursive: true });
     cpSync(join(repo, "package.json"), join(app, "package.json"));
   });
 

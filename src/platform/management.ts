@@ -33,9 +33,11 @@ export type UpdateApiKeyBody = {
   name?: string;
   /** At least one of `admin`, `developer`, `query_endpoints`. */
   roles?: string[];
-  /** ISO-8601; null or "" means the key never expires. */
+  /** ISO-8601; null means the key never expires (both contracts take null; only the minimal one ""). */
   expireAt?: string | null;
   ipAccessList?: IpAccessEntry[];
+  /** The published contract's; sent only when a manifest states it. */
+  state?: "enabled" | "disabled";
 };
 
 export type AccessKey = { accessKeyId: Sensitive; secretKey: Sensitive };
@@ -100,7 +102,12 @@ export type UpdateDataPipeBody = {
   settings?: DataPipeSettings;
 };
 
-export type ReversePrivateEndpointType = "VPC_ENDPOINT_SERVICE" | "VPC_RESOURCE" | "MSK_MULTI_VPC";
+export type ReversePrivateEndpointType =
+  | "VPC_ENDPOINT_SERVICE"
+  | "VPC_RESOURCE"
+  | "MSK_MULTI_VPC"
+  /** The published contract's only. */
+  | "GCP_PSC_SERVICE_ATTACHMENT";
 
 export type CreateReversePrivateEndpointBody = {
   /** At most 255 characters. */
@@ -115,6 +122,8 @@ export type CreateReversePrivateEndpointBody = {
   mskClusterArn?: string | null;
   /** Required for MSK_MULTI_VPC. */
   mskAuthentication?: "SASL_IAM" | "SASL_SCRAM" | null;
+  /** Required for GCP_PSC_SERVICE_ATTACHMENT. */
+  gcpServiceAttachment?: string | null;
 };
 
 // Results: only the fields driftless reads are checked; the rest pass through untouched.
@@ -151,13 +160,18 @@ export const ReversePrivateEndpoint = z.looseObject({
   description: z.string().nullish(),
   type: z.string().nullish(),
   endpointId: z.string().nullish(),
-  /** `Ready` occurs; other values are not shown and are kept as they come. */
+  /** `Ready` occurs; the published contract names eight (docs/platform-apis.md#reverse-private-endpoint-status); any is kept. */
   status: z.string().nullish(),
 });
 export type ReversePrivateEndpoint = z.infer<typeof ReversePrivateEndpoint>;
 
+/**
+ * A backup. The published contract adds `status` (done, error, in_progress) and `type`, and gives
+ * `finishedAt` only once finished (docs/platform-apis.md#backups).
+ */
 export const Backup = z.looseObject({
   id: z.string(),
+  status: z.string().nullish(),
   startedAt: z.string().nullish(),
   finishedAt: z.string().nullish(),
   sizeInBytes: z.number().nullish(),

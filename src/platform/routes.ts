@@ -12,7 +12,7 @@ import {
   type UpdateDataPipeBody,
   type UpdateOrganizationBody,
 } from "./management.js";
-import { Alert, Dashboard, type PutDashboardBody } from "./observability.js";
+import { Alert, Dashboard, type PutDashboardBody, Source } from "./observability.js";
 
 /**
  * Every endpoint driftless calls, as data: the API, method, path template, request body type and the
@@ -20,6 +20,13 @@ import { Alert, Dashboard, type PutDashboardBody } from "./observability.js";
  * fill its parameters, the client sends any route, metrics label by the template, and the simulator
  * routes by the same table: one fact, written once.
  */
+
+/**
+ * The platform's two contracts: `minimal`, the endpoints driftless must always work with, and `full`,
+ * the published contract, which adds reads, rules and answer shapes (contracts/ describes each).
+ */
+export const CONTRACTS = ["minimal", "full"] as const;
+export type Contract = (typeof CONTRACTS)[number];
 
 type RouteSpec = {
   api: Api;
@@ -29,6 +36,8 @@ type RouteSpec = {
   request: z.ZodType;
   /** The payload of a success answer, inside its API's envelope. */
   answer: z.ZodType;
+  /** The first contract that has the route: a `full` route is a read only the published contract serves. */
+  contract: Contract;
 };
 
 const routes = {
@@ -38,6 +47,7 @@ const routes = {
     template: "/v1/organizations/{organizationId}",
     request: z.custom<UpdateOrganizationBody>(),
     answer: Organization,
+    contract: "minimal",
   },
   updateApiKey: {
     api: "management",
@@ -45,6 +55,7 @@ const routes = {
     template: "/v1/organizations/{organizationId}/keys/{keyId}",
     request: z.custom<UpdateApiKeyBody>(),
     answer: ApiKey,
+    contract: "minimal",
   },
   updateDataPipe: {
     api: "management",
@@ -52,6 +63,7 @@ const routes = {
     template: "/v1/organizations/{organizationId}/services/{serviceId}/datapipes/{dataPipeId}",
     request: z.custom<UpdateDataPipeBody>(),
     answer: DataPipe,
+    contract: "minimal",
   },
   /** Not idempotent: never repeated once it may have reached the platform. */
   createReversePrivateEndpoint: {
@@ -60,6 +72,7 @@ const routes = {
     template: "/v1/organizations/{organizationId}/services/{serviceId}/datapipesReversePrivateEndpoints",
     request: z.custom<CreateReversePrivateEndpointBody>(),
     answer: ReversePrivateEndpoint,
+    contract: "minimal",
   },
   /** Most recent first. */
   listBackups: {
@@ -68,6 +81,7 @@ const routes = {
     template: "/v1/organizations/{organizationId}/services/{serviceId}/backups",
     request: z.undefined(),
     answer: z.array(Backup),
+    contract: "minimal",
   },
   /** Replaces the dashboard; a tile sent without its id gets a new one (and loses its alerts). */
   putDashboard: {
@@ -76,6 +90,7 @@ const routes = {
     template: "/api/v2/dashboards/{id}",
     request: z.custom<PutDashboardBody>(),
     answer: Dashboard,
+    contract: "minimal",
   },
   getAlert: {
     api: "observability",
@@ -83,6 +98,65 @@ const routes = {
     template: "/api/v2/alerts/{id}",
     request: z.undefined(),
     answer: Alert,
+    contract: "minimal",
+  },
+  // The published contract's reads: the same objects its writes answer.
+  getOrganization: {
+    api: "management",
+    method: "GET",
+    template: "/v1/organizations/{organizationId}",
+    request: z.undefined(),
+    answer: Organization,
+    contract: "full",
+  },
+  getApiKey: {
+    api: "management",
+    method: "GET",
+    template: "/v1/organizations/{organizationId}/keys/{keyId}",
+    request: z.undefined(),
+    answer: ApiKey,
+    contract: "full",
+  },
+  getDataPipe: {
+    api: "management",
+    method: "GET",
+    template: "/v1/organizations/{organizationId}/services/{serviceId}/datapipes/{dataPipeId}",
+    request: z.undefined(),
+    answer: DataPipe,
+    contract: "full",
+  },
+  listReversePrivateEndpoints: {
+    api: "management",
+    method: "GET",
+    template: "/v1/organizations/{organizationId}/services/{serviceId}/datapipesReversePrivateEndpoints",
+    request: z.undefined(),
+    answer: z.array(ReversePrivateEndpoint),
+    contract: "full",
+  },
+  getReversePrivateEndpoint: {
+    api: "management",
+    method: "GET",
+    template:
+      "/v1/organizations/{organizationId}/services/{serviceId}/datapipesReversePrivateEndpoints/{reversePrivateEndpointId}",
+    request: z.undefined(),
+    answer: ReversePrivateEndpoint,
+    contract: "full",
+  },
+  getDashboard: {
+    api: "observability",
+    method: "GET",
+    template: "/api/v2/dashboards/{id}",
+    request: z.undefined(),
+    answer: Dashboard,
+    contract: "full",
+  },
+  listSources: {
+    api: "observability",
+    method: "GET",
+    template: "/api/v2/sources",
+    request: z.undefined(),
+    answer: z.array(Source),
+    contract: "full",
   },
 } as const satisfies Record<string, RouteSpec>;
 
@@ -113,6 +187,10 @@ export type RouteOf<A extends Api> = { [N in RouteName]: Spec<N>["api"] extends 
 
 /** The names of the routes, in table order. */
 export const ROUTE_NAMES = Object.keys(ROUTES) as RouteName[];
+
+/** Whether `contract` has the route: the full contract has every route, the minimal one its own. */
+export const hasRoute = (contract: Contract, name: RouteName): boolean =>
+  contract === "full" || ROUTES[name].contract === "minimal";
 
 /** A template with its `{names}` filled in, each value URL-encoded. Throws when a parameter is missing. */
 export function expandTemplate(template: string, params: Readonly<Record<string, string>>): string {

@@ -1,16 +1,26 @@
 import { randomUUID } from "node:crypto";
-import type { Backup } from "./model.js";
+import type { Backup, BackupStatus } from "./model.js";
 
-/** A finished backup of a service, as the platform lists it; the bucket is the default fixture's. */
+/**
+ * A backup of a service, as the platform lists it; the bucket is the default fixture's. `status`
+ * (default done) is answered by the published contract only; its start is `durationInSeconds` before
+ * `finishedAt`, which is not answered while the backup is in_progress.
+ */
 export function newBackup(
   serviceId: string,
   finishedAt: Date,
-  { id = randomUUID(), durationInSeconds = 420, sizeInBytes = 52_428_800 } = {},
+  {
+    id = randomUUID(),
+    durationInSeconds = 420,
+    sizeInBytes = 52_428_800,
+    status,
+  }: { id?: string; durationInSeconds?: number; sizeInBytes?: number; status?: BackupStatus } = {},
 ): Backup {
   const finished = finishedAt.toISOString();
   return {
     id,
     serviceId,
+    ...(status ? { status } : {}),
     startedAt: new Date(finishedAt.getTime() - durationInSeconds * 1000).toISOString(),
     finishedAt: finished,
     sizeInBytes,

@@ -23,6 +23,8 @@ export const defaultIds = {
   tileIds: ["65f1a2b3c4d5e6f708192a41", "65f1a2b3c4d5e6f708192a42", "65f1a2b3c4d5e6f708192a43"],
   alertId: "65f1a2b3c4d5e6f708192a51",
   consoleEndpointId: "pe-console-1",
+  /** The team's sources, which a series' sourceId names: logs, traces, metrics. */
+  sourceIds: ["65f1a2b3c4d5e6f708192a71", "65f1a2b3c4d5e6f708192a72", "65f1a2b3c4d5e6f708192a73"],
 } as const;
 
 const ids = defaultIds;
@@ -57,8 +59,18 @@ const backups = (now: number) =>
   );
 
 const series = (where: string) => [
-  { type: "time", dataSource: "events", aggFn: "count", where, groupBy: [] },
+  { type: "time", dataSource: "events", sourceId: ids.sourceIds[0], aggFn: "count", where, groupBy: [] },
 ];
+
+/** A source of the team, reading one table through the team's one connection. */
+const source = (id: string, name: string, kind: "log" | "trace" | "metric", tableName: string) => ({
+  id,
+  name,
+  kind,
+  connection: "65f1a2b3c4d5e6f708192a70",
+  from: { databaseName: "otel", tableName },
+  timestampValueExpression: "TimestampTime",
+});
 
 /** The default platform; `now` (default: the current time) anchors the backups' times. */
 export function defaultFixture(now: number = Date.now()): FixtureInput {
@@ -192,7 +204,15 @@ export function defaultFixture(now: number = Date.now()): FixtureInput {
             w: 12,
             h: 3,
             asRatio: false,
-            series: [{ type: "number", dataSource: "events", aggFn: "count", where: "kind:event" }],
+            series: [
+              {
+                type: "number",
+                dataSource: "events",
+                sourceId: ids.sourceIds[0],
+                aggFn: "count",
+                where: "kind:event",
+              },
+            ],
           },
         ],
       },
@@ -214,6 +234,11 @@ export function defaultFixture(now: number = Date.now()): FixtureInput {
         createdAt: "2025-01-15T09:30:00.000Z",
         updatedAt: "2025-01-15T09:30:00.000Z",
       },
+    ],
+    sources: [
+      source(ids.sourceIds[0], "Logs", "log", "otel_logs"),
+      source(ids.sourceIds[1], "Traces", "trace", "otel_traces"),
+      source(ids.sourceIds[2], "Metrics", "metric", "otel_metrics_gauge"),
     ],
     observabilityTokens: [ids.observabilityToken],
   };

@@ -9,7 +9,14 @@ import {
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Api, ConfigError, DriftlessError } from "../errors.js";
-import { ROUTE_NAMES, ROUTES, type RouteName, type RouteOf } from "../platform/routes.js";
+import {
+  type Contract,
+  hasRoute,
+  ROUTE_NAMES,
+  ROUTES,
+  type RouteName,
+  type RouteOf,
+} from "../platform/routes.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { FaultBook } from "./faults.js";
 import type { RateDecision } from "./rate-limit.js";
@@ -46,6 +53,8 @@ export class Rejection extends DriftlessError {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** Answered with no body at all (the published observability API's 404), not the API's error body. */
+    readonly empty = false,
   ) {
     super(message);
   }
@@ -73,11 +82,15 @@ export type Handler<Caller> = (context: RequestContext<Caller>) => Answer;
 /** An API's handlers by route name: total over the API's routes, so a route of the table cannot be missed. */
 export type Handlers<A extends Api, Caller> = { [N in RouteOf<A>]: Handler<Caller> };
 
-type Route<Caller> = { method: string; template: string; handle: Handler<Caller> };
+type Route<Caller> = { name: RouteName; method: string; template: string; handle: Handler<Caller> };
 
 export type ApiServerOptions<A extends Api, Caller> = {
   api: A;
+  /** The contract served: its routes only (the published contract's reads are `full` only). */
+  contract: Contract;
   handlers: Handlers<A, Caller>;
+  /** Why the contract refuses a request (a 400), checked before its handler runs; undefined: accepted. */
+  check?(route: RouteName, params: Record<string, string>, body: unknown): string | undefined;
   /** The caller an Authorization header proves, or undefined (401). */
   authenticate(authorization: string | undefined): Caller | undefined;
   /** The caller's identity for the rate limit. */
@@ -96,13 +109,19 @@ export type ApiServerOptions<A extends Api, Caller> = {
 
 const MAX_BODY_BYTES = 1_048_576;
 
-/** The routes of the table that `handlers` serves, with their methods and templates. */
-function routesOf<A extends Api, Caller>(api: A, handlers: Handlers<A, Caller>): Route<Caller>[] {
+/** The routes of the table that `handlers` serves under `contract`, with their methods and templates. */
+function routesOf<A extends Api, Caller>(
+  api: A,
+  contract: Contract,
+  handlers: Handlers<A, Caller>,
+): Route<Caller>[] {
   const served: Partial<Record<RouteName, Handler<Caller>>> = handlers;
   return ROUTE_NAMES.flatMap((name) => {
     const handle = served[name];
     const { method, template } = ROUTES[name];
-    return ROUTES[name].api === api && handle ? [{ method, template, handle }] : [];
+    return ROUTES[name].api === api && handle && hasRoute(contract, name)
+      ? [{ name, method, template, handle }]
+      : [];
   });
 }
 
@@ -184,7 +203,7 @@ export async function startApiServer<A extends Api, Caller>(
   host: string,
   port: number,
 ) {
-  const routes = routesOf(options.api, options.handlers);
+  const routes = routesOf(options.api, options.contract, options.handlers);
   const server = createServer((request, response) => {
     serve(options, routes, request, response).catch((error) => {
       options.logger?.error({ err: error, api: options.api }, "simulator request failed");
@@ -346,10 +365,13 @@ function decide<A extends Api, Caller>(
     return error(415, "UNSUPPORTED_MEDIA_TYPE", "a body must be sent with Content-Type: application/json");
   }
   if (incoming.json && !incoming.json.ok) return error(400, "BAD_REQUEST", "the body is not valid JSON");
+  const refused = options.check?.(route.name, incoming.params, recorded.body);
+  if (refused !== undefined) return error(400, "BAD_REQUEST", refused, rateHeaders);
   try {
     const answer = route.handle({ params: incoming.params, body: recorded.body, caller, requestId });
     return { ...answer, headers: { ...rateHeaders, ...answer.headers } };
   } catch (thrown) {
+    if (thrown instanceof Rejection && thrown.empty) return { status: thrown.status, headers: rateHeaders };
     if (thrown instanceof Rejection) return error(thrown.status, thrown.code, thrown.message, rateHeaders);
     options.logger?.error(
       { err: thrown, api: options.api, method: recorded.method, route: route.template },

@@ -1,13 +1,20 @@
 import { randomUUID } from "node:crypto";
-import { ConfigError } from "../errors.js";
+import { type Api, ConfigError } from "../errors.js";
+import { contractCheck, dottedPath } from "../platform/contracts.js";
+import type { Contract, RouteName } from "../platform/routes.js";
 import type { Logger } from "../telemetry/logger.js";
 import { missedBackups, newBackup } from "./backups.js";
 import { defaultFixture } from "./default-fixture.js";
 import { createFaultBook, type Fault, seededRandom } from "./faults.js";
 import { loadFixture, parseFixture } from "./fixture.js";
 import { type RecordedRequest, startApiServer } from "./http.js";
-import { authenticateKey, managementErrorBody, managementHandlers } from "./management.js";
-import type { Backup, FixtureInput, PlatformState, ReverseEndpoint } from "./model.js";
+import {
+  authenticateKey,
+  managementErrorBody,
+  managementHandlers,
+  type TableMappingOrder,
+} from "./management.js";
+import type { Backup, BackupStatus, FixtureInput, PlatformState, ReverseEndpoint } from "./model.js";
 import { authenticateToken, observabilityErrorBody, observabilityHandlers } from "./observability.js";
 import { loadPersisted, savePersisted } from "./persist.js";
 import { createRateLimiter, type RateLimit } from "./rate-limit.js";
@@ -21,6 +28,7 @@ export { defaultFixture, defaultIds } from "./default-fixture.js";
 export type { Fault } from "./faults.js";
 export { loadFixture } from "./fixture.js";
 export type { RecordedRequest } from "./http.js";
+export type { TableMappingOrder } from "./management.js";
 export type * from "./model.js";
 export type { RateLimit } from "./rate-limit.js";
 
@@ -28,6 +36,14 @@ export type { RateLimit } from "./rate-limit.js";
 export type AlertStep = { alertId: string; afterMs: number; state: string };
 
 export type SimulatorOptions = {
+  /**
+   * The contract served (docs/platform-apis.md#the-two-contracts): `minimal`, the seven endpoints
+   * driftless must always work with, strict about their fields; `full`, the published contract: its
+   * validation (contracts/full/), its reads and its answer shapes. Default minimal.
+   */
+  contract?: Contract;
+  /** In which order a pipe PATCH's table mappings take effect; default remove-first. */
+  tableMappingOrder?: TableMappingOrder;
   /** Address to bind; default 127.0.0.1. */
   host?: string;
   /** Default 0: any free port. */
@@ -61,6 +77,7 @@ export type SimulatorOptions = {
 };
 
 export type Simulator = {
+  contract: Contract;
   managementUrl: string;
   observabilityUrl: string;
   /** The first management key with a secret and the first observability token of the fixture. */
@@ -72,8 +89,11 @@ export type Simulator = {
   clearFaults(): void;
   /** The live platform: change it to simulate an edit made in the web console. */
   state: PlatformState;
-  /** Adds a finished backup of a service (default: finished now) and returns it. */
-  addBackup(serviceId: string, finishedAt?: Date): Backup;
+  /**
+   * Adds a backup of a service and returns it: finished at `finishedAt` (default now) with `status`
+   * (default done; the minimal contract does not answer it).
+   */
+  addBackup(serviceId: string, finishedAt?: Date, status?: BackupStatus): Backup;
   /** Sets an alert's state as the platform would; throws ConfigError for an unknown alert. */
   setAlertState(alertId: string, state: string): void;
   /** Stops both servers, cutting open connections, and every timer. */
@@ -104,7 +124,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   checkAlertScript(world.state, options.alertScript);
   const requests: RecordedRequest[] = [];
   const faults = createFaultBook(seededRandom(options.seed ?? 1));
+  const contract = options.contract ?? "minimal";
   const shared: Shared = {
+    contract,
     faults,
     requests,
     recordLimit: options.recordLimit ?? DEFAULT_RECORD_LIMIT,
@@ -123,6 +145,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const { state } = world;
   const key = state.keys.find((k) => k.secret);
   return {
+    contract,
     managementUrl: management.url,
     observabilityUrl: observability.url,
     credentials: {
@@ -147,6 +170,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 }
 
 type Shared = {
+  contract: Contract;
   faults: ReturnType<typeof createFaultBook>;
   requests: RecordedRequest[];
   recordLimit: number;
@@ -162,6 +186,8 @@ function startManagement(world: World, options: SimulatorOptions, shared: Shared
       api: "management",
       handlers: managementHandlers({
         state,
+        contract: shared.contract,
+        tableMappingOrder: options.tableMappingOrder ?? "remove-first",
         initialEndpointStatus: () => (world.readyAfterMs <= 0 ? "Ready" : "Provisioning"),
         onEndpointCreated: (endpoint) => {
           if (world.readyAfterMs > 0) world.becomeReady(endpoint);
@@ -171,6 +197,7 @@ function startManagement(world: World, options: SimulatorOptions, shared: Shared
       callerId: (key) => key.id,
       limiter: createRateLimiter(options.rateLimit?.management ?? DEFAULT_RATE_LIMITS.management),
       errorBody: managementErrorBody,
+      check: requestCheck("management", shared.contract),
       newRequestId: randomUUID,
       ...shared,
     },
@@ -185,17 +212,33 @@ function startObservability(world: World, options: SimulatorOptions, shared: Sha
   return startApiServer(
     {
       api: "observability",
-      handlers: observabilityHandlers(state),
+      handlers: observabilityHandlers(state, shared.contract),
       authenticate: (authorization) => authenticateToken(state, authorization),
       callerId: (token) => token,
       limiter: createRateLimiter(options.rateLimit?.observability ?? DEFAULT_RATE_LIMITS.observability),
       errorBody: observabilityErrorBody,
+      check: requestCheck("observability", shared.contract),
       newRequestId: () => undefined,
       ...shared,
     },
     host,
     options.observabilityPort ?? 0,
   );
+}
+
+/**
+ * The `full` mode's check of every request against the published contract's documents, in the words
+ * of each API's 400 answer; the `minimal` mode checks bodies in its handlers (requests.ts).
+ */
+function requestCheck(api: Api, contract: Contract) {
+  if (contract === "minimal") return undefined;
+  const check = contractCheck("full");
+  return (route: RouteName, params: Record<string, string>, body: unknown) => {
+    const issues = check.request(route, params, body);
+    if (issues.length === 0) return undefined;
+    const text = issues.map((issue) => `${dottedPath(issue.path)}: ${issue.message}`).join("; ");
+    return api === "observability" ? `Body validation failed: ${text}` : text;
+  };
 }
 
 /** The live platform and what changes it over time: saving, timers, endpoints, backups, alert states. */
@@ -231,8 +274,8 @@ function createWorld(options: SimulatorOptions) {
       alert.updatedAt = new Date().toISOString();
       save();
     },
-    addBackup(serviceId: string, finishedAt = new Date()): Backup {
-      const backup = newBackup(serviceId, finishedAt);
+    addBackup(serviceId: string, finishedAt = new Date(), status?: BackupStatus): Backup {
+      const backup = newBackup(serviceId, finishedAt, status ? { status } : {});
       state.backups.unshift(backup);
       save();
       return backup;

@@ -1,20 +1,45 @@
 import { randomBytes, randomUUID } from "node:crypto";
+import type { Contract } from "../platform/routes.js";
 import { type Answer, badRequest, type Handlers, notFound, Rejection, sameSecret } from "./http.js";
-import type { ApiKey, DataPipe, PlatformState, ReverseEndpoint } from "./model.js";
+import type { ApiKey, Backup, DataPipe, PlatformState, ReverseEndpoint } from "./model.js";
 import { EndpointCreate, KeyPatch, OrganizationPatch, PipePatch, parseBody } from "./requests.js";
 
 /**
- * The management API: its five endpoints over the live state, HTTP Basic auth
- * against the keys that have a secret, and the `{status, requestId, result}` envelope.
+ * The management API over the live state, HTTP Basic auth against the keys that have a secret, and
+ * the `{status, requestId, result}` envelope. Its five endpoints in `minimal` mode; in `full` mode also
+ * the published contract's reads, its answer shapes and its GCP endpoint type (bodies are checked
+ * against contracts/full/ before a handler runs, see index.ts).
  */
+
+/** In which order a PATCH's postgres table mappings take effect: the published contract does not say. */
+export type TableMappingOrder = "remove-first" | "add-first";
 
 export type ManagementDeps = {
   state: PlatformState;
+  contract: Contract;
+  tableMappingOrder: TableMappingOrder;
   /** Called with each endpoint just created, so its status can move on to Ready later. */
   onEndpointCreated(endpoint: ReverseEndpoint): void;
   /** The status a new endpoint starts in. */
   initialEndpointStatus(): string;
 };
+
+/** A request body the `full` mode's contract check accepted, or the `minimal` mode's own parse of it. */
+function bodyOf<T>(deps: ManagementDeps, schema: Parameters<typeof parseBody<T>>[0], body: unknown): T {
+  if (deps.contract === "full") return withoutNulls(body) as T;
+  return parseBody(schema, body);
+}
+
+/** The published contract lets a PATCH send null for "not set": the simulator then changes nothing. */
+function withoutNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutNulls);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([, child]) => child !== null)
+      .map(([key, child]) => [key, withoutNulls(child)]),
+  );
+}
 
 export const managementErrorBody = (status: number, code: string, message: string, requestId?: string) => ({
   status,
@@ -49,8 +74,44 @@ export function publicKey(key: ApiKey) {
   return shown;
 }
 
+/** A key as the published contract answers it: usedAt only once used, and its assigned roles. */
+function keyAnswer(key: ApiKey, contract: Contract) {
+  const shown = publicKey(key);
+  if (contract === "minimal") return shown;
+  const { usedAt, ...rest } = shown;
+  return { ...rest, ...(usedAt ? { usedAt } : {}), assignedRoles: [] };
+}
+
+/** An endpoint as answered: the published contract also names the GCP service attachment (null when none). */
+function endpointAnswer(endpoint: ReverseEndpoint, contract: Contract) {
+  if (contract === "minimal") return endpoint;
+  return { ...endpoint, gcpServiceAttachment: endpoint.gcpServiceAttachment ?? null };
+}
+
+/**
+ * A backup as answered. The minimal contract shows finished backups without a status; the published
+ * one adds `status` and `type`, gives finishedAt only once finished, and names the bucket's provider.
+ */
+function backupAnswer(backup: Backup, contract: Contract) {
+  const { status = "done", type = "incremental", ...shown } = backup;
+  if (contract === "minimal") return shown;
+  const { finishedAt: _unfinished, ...running } = shown;
+  return {
+    ...(status === "in_progress" ? running : shown),
+    status,
+    type,
+    bucket: { bucketProvider: "AWS", ...backup.bucket },
+  };
+}
+
+/** Newest first: by finish time in the minimal contract (it shows finished ones), by start in the published one. */
+const newestFirst = (contract: Contract) => (a: Backup, b: Backup) =>
+  contract === "minimal"
+    ? Date.parse(b.finishedAt) - Date.parse(a.finishedAt)
+    : Date.parse(b.startedAt) - Date.parse(a.startedAt);
+
 export function managementHandlers(deps: ManagementDeps): Handlers<"management", ApiKey> {
-  const { state } = deps;
+  const { state, contract } = deps;
   const now = () => new Date().toISOString();
 
   const organization = (organizationId: string, caller: ApiKey) => {
@@ -75,11 +136,24 @@ export function managementHandlers(deps: ManagementDeps): Handlers<"management",
       throw notFound(`service ${params.serviceId} does not exist in organization ${organizationId}`);
     return found;
   };
+  const key = (params: Record<string, string>, caller: ApiKey) => {
+    organization(params.organizationId ?? "", caller);
+    const found = state.keys.find((k) => k.id === params.keyId && k.organizationId === params.organizationId);
+    if (!found) throw notFound(`key ${params.keyId} does not exist in organization ${params.organizationId}`);
+    return found;
+  };
+  const pipe = (params: Record<string, string>, caller: ApiKey) => {
+    service(params, caller);
+    const found = state.pipes.find((p) => p.id === params.dataPipeId && p.serviceId === params.serviceId);
+    if (!found)
+      throw notFound(`data pipe ${params.dataPipeId} does not exist in service ${params.serviceId}`);
+    return found;
+  };
 
   return {
     updateOrganization({ params, body, caller, requestId }) {
       const org = organization(params.organizationId ?? "", caller);
-      const patch = parseBody(OrganizationPatch, body);
+      const patch = bodyOf(deps, OrganizationPatch, body);
       if (patch.name !== undefined) org.name = patch.name;
       // Entries are a set keyed by id: remove first, then add (an added id replaces its old entry).
       const removed = new Set((patch.privateEndpoints?.remove ?? []).map((e) => e.id));
@@ -89,29 +163,57 @@ export function managementHandlers(deps: ManagementDeps): Handlers<"management",
       }
       return ok(org, requestId);
     },
+    getOrganization({ params, caller, requestId }) {
+      return ok(organization(params.organizationId ?? "", caller), requestId);
+    },
     updateApiKey({ params, body, caller, requestId }) {
-      organization(params.organizationId ?? "", caller);
-      const key = state.keys.find((k) => k.id === params.keyId && k.organizationId === params.organizationId);
-      if (!key) throw notFound(`key ${params.keyId} does not exist in organization ${params.organizationId}`);
-      const patch = parseBody(KeyPatch, body);
-      if (patch.name !== undefined) key.name = patch.name;
-      if (patch.roles !== undefined) key.roles = patch.roles;
-      if (patch.expireAt !== undefined) key.expireAt = patch.expireAt || null;
-      if (patch.ipAccessList !== undefined) key.ipAccessList = patch.ipAccessList;
-      return ok(publicKey(key), requestId);
+      const found = key(params, caller);
+      // `state` is the published contract's: the minimal mode's parse refuses it.
+      const patch = bodyOf<KeyPatch & { state?: ApiKey["state"] }>(deps, KeyPatch, body);
+      if (patch.name !== undefined) found.name = patch.name;
+      if (patch.roles !== undefined) found.roles = patch.roles;
+      if (patch.expireAt !== undefined) found.expireAt = patch.expireAt || null;
+      if (patch.ipAccessList !== undefined)
+        found.ipAccessList = patch.ipAccessList.map((e) => ({ ...e, description: e.description ?? "" }));
+      if (patch.state !== undefined) found.state = patch.state;
+      return ok(keyAnswer(found, contract), requestId);
+    },
+    getApiKey({ params, caller, requestId }) {
+      return ok(keyAnswer(key(params, caller), contract), requestId);
     },
     updateDataPipe({ params, body, caller, requestId }) {
-      service(params, caller);
-      const pipe = state.pipes.find((p) => p.id === params.dataPipeId && p.serviceId === params.serviceId);
-      if (!pipe)
-        throw notFound(`data pipe ${params.dataPipeId} does not exist in service ${params.serviceId}`);
-      applyPipePatch(state, pipe, parseBody(PipePatch, body));
-      pipe.updatedAt = now();
-      return ok(pipe, requestId);
+      const found = pipe(params, caller);
+      applyPipePatch(state, found, bodyOf(deps, PipePatch, body), deps.tableMappingOrder);
+      found.updatedAt = now();
+      return ok(found, requestId);
+    },
+    getDataPipe({ params, caller, requestId }) {
+      return ok(pipe(params, caller), requestId);
+    },
+    listReversePrivateEndpoints({ params, caller, requestId }) {
+      const owner = service(params, caller);
+      const listed = state.endpoints.filter((e) => e.serviceId === owner.id);
+      return ok(
+        listed.map((e) => endpointAnswer(e, contract)),
+        requestId,
+      );
+    },
+    getReversePrivateEndpoint({ params, caller, requestId }) {
+      const owner = service(params, caller);
+      const found = state.endpoints.find(
+        (e) => e.id === params.reversePrivateEndpointId && e.serviceId === owner.id,
+      );
+      if (!found)
+        throw notFound(
+          `reverse private endpoint ${params.reversePrivateEndpointId} does not exist in service ${owner.id}`,
+        );
+      return ok(endpointAnswer(found, contract), requestId);
     },
     createReversePrivateEndpoint({ params, body, caller, requestId }) {
       const owner = service(params, caller);
-      const request = parseBody(EndpointCreate, body);
+      const request = bodyOf<
+        EndpointCreate & { type: ReverseEndpoint["type"]; gcpServiceAttachment?: string }
+      >(deps, EndpointCreate, body);
       const id = randomUUID();
       const endpointId = `vpce-${randomBytes(9).toString("hex").slice(0, 17)}`;
       const endpoint: ReverseEndpoint = {
@@ -124,6 +226,7 @@ export function managementHandlers(deps: ManagementDeps): Handlers<"management",
         vpcResourceShareArn: request.vpcResourceShareArn ?? null,
         mskClusterArn: request.mskClusterArn ?? null,
         mskAuthentication: request.mskAuthentication ?? null,
+        ...(request.gcpServiceAttachment ? { gcpServiceAttachment: request.gcpServiceAttachment } : {}),
         endpointId,
         dnsNames: [`${endpointId}.vpce-svc.eu-west-1.vpce.amazonaws.com`],
         privateDnsNames: [`${id.slice(0, 8)}.datapipes.${owner.id.slice(0, 8)}.private.platform.internal`],
@@ -131,14 +234,15 @@ export function managementHandlers(deps: ManagementDeps): Handlers<"management",
       };
       state.endpoints.push(endpoint);
       deps.onEndpointCreated(endpoint);
-      return ok(endpoint, requestId);
+      return ok(endpointAnswer(endpoint, contract), requestId);
     },
     listBackups({ params, caller, requestId }) {
       const owner = service(params, caller);
-      const backups = state.backups
-        .filter((b) => b.serviceId === owner.id)
-        .sort((a, b) => Date.parse(b.finishedAt) - Date.parse(a.finishedAt));
-      return ok(backups, requestId);
+      const backups = state.backups.filter((b) => b.serviceId === owner.id).sort(newestFirst(contract));
+      return ok(
+        backups.map((b) => backupAnswer(b, contract)),
+        requestId,
+      );
     },
   };
 }
@@ -151,7 +255,12 @@ type SourceKind = keyof DataPipe["source"];
  * dropped, as results never carry them. Throws a 400 Rejection when the body names a source kind the
  * pipe does not have or an endpoint its service does not have.
  */
-function applyPipePatch(state: PlatformState, pipe: DataPipe, patch: PipePatch): void {
+function applyPipePatch(
+  state: PlatformState,
+  pipe: DataPipe,
+  patch: PipePatch,
+  order: TableMappingOrder,
+): void {
   const { validateSamples: _validateSamples, ...kinds } = patch.source ?? {};
   const current = (Object.keys(pipe.source) as SourceKind[]).find((k) => pipe.source[k] !== undefined);
   for (const kind of Object.keys(kinds) as SourceKind[]) {
@@ -194,10 +303,15 @@ function applyPipePatch(state: PlatformState, pipe: DataPipe, patch: PipePatch):
     const key = (m: { sourceSchemaName: string; sourceTable: string; targetTable: string }) =>
       JSON.stringify([m.sourceSchemaName, m.sourceTable, m.targetTable]);
     const removed = new Set((tableMappingsToRemove ?? []).map(key));
-    postgres.tableMappings = postgres.tableMappings.filter((m) => !removed.has(key(m)));
+    const remove = () => {
+      postgres.tableMappings = postgres.tableMappings.filter((m) => !removed.has(key(m)));
+    };
+    // Either order is the platform's right: with add first, a mapping both added and removed is gone.
+    if (order === "remove-first") remove();
     for (const mapping of tableMappingsToAdd ?? []) {
       postgres.tableMappings = [...postgres.tableMappings.filter((m) => key(m) !== key(mapping)), mapping];
     }
+    if (order === "add-first") remove();
   }
 
   if (patch.name !== undefined) pipe.name = patch.name;

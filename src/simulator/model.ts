@@ -133,7 +133,9 @@ export const DataPipe = z.strictObject({
 });
 export type DataPipe = z.infer<typeof DataPipe>;
 
-export const EndpointType = z.enum(["VPC_ENDPOINT_SERVICE", "VPC_RESOURCE", "MSK_MULTI_VPC"]);
+/** The endpoint types of the minimal contract; the published one adds GCP_PSC_SERVICE_ATTACHMENT. */
+export const MINIMAL_ENDPOINT_TYPES = ["VPC_ENDPOINT_SERVICE", "VPC_RESOURCE", "MSK_MULTI_VPC"] as const;
+export const EndpointType = z.enum([...MINIMAL_ENDPOINT_TYPES, "GCP_PSC_SERVICE_ATTACHMENT"]);
 export const MskAuthentication = z.enum(["SASL_IAM", "SASL_SCRAM"]);
 
 export const ReverseEndpoint = z.strictObject({
@@ -146,6 +148,8 @@ export const ReverseEndpoint = z.strictObject({
   vpcResourceShareArn: Text.nullable(),
   mskClusterArn: Text.nullable(),
   mskAuthentication: MskAuthentication.nullable(),
+  /** Set by the published contract's GCP_PSC_SERVICE_ATTACHMENT endpoints only. */
+  gcpServiceAttachment: Text.nullable().optional(),
   endpointId: Text,
   dnsNames: Strings,
   privateDnsNames: Strings,
@@ -153,10 +157,17 @@ export const ReverseEndpoint = z.strictObject({
 });
 export type ReverseEndpoint = z.infer<typeof ReverseEndpoint>;
 
+export const BackupStatus = z.enum(["done", "error", "in_progress"]);
+export type BackupStatus = z.infer<typeof BackupStatus>;
+
 export const Backup = z.strictObject({
   id: Text,
   serviceId: Text,
+  /** Answered by the published contract only (default done); the minimal one shows finished backups. */
+  status: BackupStatus.optional(),
+  type: z.enum(["full", "incremental"]).optional(),
   startedAt: Text,
+  /** The published contract answers it only once finished (not while in_progress). */
   finishedAt: Text,
   sizeInBytes: z.number(),
   durationInSeconds: z.number(),
@@ -165,16 +176,42 @@ export const Backup = z.strictObject({
 });
 export type Backup = z.infer<typeof Backup>;
 
-export const Series = z.strictObject({
-  type: Text,
-  dataSource: Text,
-  aggFn: Text,
-  where: Text.optional(),
-  groupBy: z.array(z.unknown()).optional(),
-});
+/** Series types without an aggregate, in both contracts. */
+const UNAGGREGATED = new Set(["search", "markdown"]);
+
+/**
+ * A series as the minimal contract shows it (type, dataSource, aggFn, where, groupBy), with the
+ * published contract's optional series fields: the platform behind both needs a sourceId.
+ */
+export const Series = z
+  .strictObject({
+    type: Text,
+    dataSource: Text.optional(),
+    aggFn: Text.optional(),
+    where: Text.optional(),
+    groupBy: z.array(z.unknown()).optional(),
+    sourceId: Text.optional(),
+    whereLanguage: Text.optional(),
+    field: Text.optional(),
+    alias: Text.optional(),
+    level: z.number().optional(),
+    metricName: Text.optional(),
+    metricDataType: Text.optional(),
+    displayType: Text.optional(),
+    sortOrder: Text.optional(),
+    numberFormat: z.record(z.string(), z.unknown()).optional(),
+    fields: Strings.optional(),
+    content: Text.optional(),
+  })
+  .superRefine((series, context) => {
+    if (series.aggFn === undefined && !UNAGGREGATED.has(series.type)) {
+      context.addIssue({ code: "custom", path: ["aggFn"], message: `required when type is ${series.type}` });
+    }
+  });
 export type Series = z.infer<typeof Series>;
 
-export const Tile = z.strictObject({
+/** A tile's place on the grid, as the minimal contract shows it: integers. */
+export const TileFields = {
   id: Text,
   name: Text,
   x: z.int(),
@@ -182,7 +219,22 @@ export const Tile = z.strictObject({
   w: z.int(),
   h: z.int(),
   asRatio: z.boolean().optional(),
-  series: z.array(Series),
+};
+
+/**
+ * A stored tile: in `series` form (the minimal contract, and the fixture), or in `config` form (the
+ * published contract stores every tile so, and answers only that form).
+ */
+export const Tile = z.strictObject({
+  ...TileFields,
+  x: z.number(),
+  y: z.number(),
+  w: z.number(),
+  h: z.number(),
+  series: z.array(Series).optional(),
+  config: z.record(z.string(), z.unknown()).optional(),
+  containerId: Text.optional(),
+  tabId: Text.optional(),
 });
 export type Tile = z.infer<typeof Tile>;
 
@@ -212,6 +264,17 @@ export const Alert = z.strictObject({
 });
 export type Alert = z.infer<typeof Alert>;
 
+/** A source of the observability team: what a series' sourceId names (the published contract lists them). */
+export const Source = z.strictObject({
+  id: Text,
+  name: Text,
+  kind: z.enum(["log", "trace", "metric", "session", "promql"]),
+  connection: Text,
+  from: z.strictObject({ databaseName: Text, tableName: Text }),
+  timestampValueExpression: Text.optional(),
+});
+export type Source = z.infer<typeof Source>;
+
 /**
  * The whole platform at start. Management credentials are the keys that have a `secret`; the
  * observability API accepts each of `observabilityTokens` as a Bearer token.
@@ -225,6 +288,7 @@ export const Fixture = z.strictObject({
   backups: z.array(Backup).default([]),
   dashboards: z.array(Dashboard).default([]),
   alerts: z.array(Alert).default([]),
+  sources: z.array(Source).default([]),
   observabilityTokens: Strings.default([]),
 });
 export type Fixture = z.infer<typeof Fixture>;

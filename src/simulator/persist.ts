@@ -7,7 +7,8 @@ import { Fixture, type PlatformState } from "./model.js";
 /**
  * Keeps the simulated platform in a JSON file between runs, so that one `apply` after another against
  * the built-in simulator meets the platform the first one left (a real platform does not forget).
- * Credentials never go to the file: key secrets and tokens always come from the fixture.
+ * Credentials never go to the file: key secrets and tokens always come from the fixture, and so do the
+ * observability team's sources.
  */
 
 /** The saved platform of `file` with the fixture's credentials, or the fixture when there is no file yet. */
@@ -33,6 +34,8 @@ export function loadPersisted(file: string, fixture: Fixture): PlatformState {
     if (secret) key.secret = secret;
   }
   state.observabilityTokens = [...fixture.observabilityTokens];
+  // The team's sources are set up outside the APIs driftless writes: the fixture's, always.
+  state.sources = fixture.sources;
   return state;
 }
 

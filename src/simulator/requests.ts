@@ -1,11 +1,20 @@
 import { z } from "zod";
 import { badRequest } from "./http.js";
-import { EndpointType, KeyRole, MskAuthentication, TableMapping, Tile } from "./model.js";
+import {
+  KeyRole,
+  MINIMAL_ENDPOINT_TYPES,
+  MskAuthentication,
+  Series,
+  TableMapping,
+  TileFields,
+} from "./model.js";
 
 /**
- * The request bodies both APIs accept, field for field from the APIs' request tables (docs/platform-apis.md), and nothing else:
- * an unknown field, a wrong type or a missing conditional field is a 400 naming the field, so the
- * simulator catches driftless's own mistakes before the real platform would.
+ * The request bodies both APIs accept in the simulator's `minimal` mode, field for field from the
+ * minimal contract's request tables (docs/platform-apis.md), and nothing else: an unknown field, a
+ * wrong type or a missing conditional field is a 400 naming the field, so the simulator catches
+ * driftless's own mistakes before the real platform would. (The `full` mode checks requests against
+ * contracts/full/ instead.)
  */
 
 const Text = z.string();
@@ -107,7 +116,7 @@ const REQUIRED_BY_TYPE = {
 export const EndpointCreate = z
   .strictObject({
     description: Text.max(255).optional(),
-    type: EndpointType,
+    type: z.enum(MINIMAL_ENDPOINT_TYPES),
     vpcEndpointServiceName: NullableText,
     vpcResourceConfigurationId: NullableText,
     vpcResourceShareArn: NullableText,
@@ -126,7 +135,7 @@ export type EndpointCreate = z.infer<typeof EndpointCreate>;
 export const DashboardPut = z.strictObject({
   name: Text,
   // A tile as results show it, except that a new tile comes without an id.
-  tiles: z.array(Tile.extend({ id: Text.optional() })),
+  tiles: z.array(z.strictObject({ ...TileFields, id: Text.optional(), series: z.array(Series) })),
   tags: z.array(Text).optional(),
 });
 export type DashboardPut = z.infer<typeof DashboardPut>;

@@ -1,0 +1,280 @@
+import { readFileSync } from "node:fs";
+import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
+import formats from "ajv-formats";
+import { parse } from "yaml";
+import type { Api } from "../errors.js";
+import { type Contract, ROUTES, type RouteName } from "./routes.js";
+
+/**
+ * The platform's contracts as data: contracts/<contract>/<api>.yaml, OpenAPI 3.1 documents whose
+ * operation ids are the route names of routes.ts. Requests and answers are checked against them by
+ * ajv, a JSON Schema validator (OpenAPI 3.1 schemas are JSON Schema 2020-12), so the rules are
+ * written once, in the documents: the simulator's `full` mode, `validate --contract full` and the
+ * conformance tests all read the same ones.
+ */
+
+/** One way a request or answer breaks a contract: where (from the body, or `params`) and why. */
+export type ContractIssue = { path: (string | number)[]; message: string };
+
+export type ContractCheck = {
+  contract: Contract;
+  /** Whether the contract's documents describe the route. */
+  has(route: RouteName): boolean;
+  /** What breaks the contract in a request of `route`: its path parameters and body. [] when nothing. */
+  request(route: RouteName, params: Readonly<Record<string, string>>, body: unknown): ContractIssue[];
+  /** What breaks the contract in an answer of `route` with `status`; [] when nothing. */
+  answer(route: RouteName, status: number, body: unknown): ContractIssue[];
+};
+
+type Operation = {
+  params?: ValidateFunction;
+  body?: ValidateFunction;
+  answers: Map<string, ValidateFunction | "empty">;
+};
+
+const APIS: readonly Api[] = ["management", "observability"];
+const METHODS = ["get", "put", "post", "patch", "delete"] as const;
+
+/** The folder of the documents: beside src/ and dist/ alike. */
+const folder = new URL("../../contracts/", import.meta.url);
+
+const loaded = new Map<Contract, ContractCheck>();
+
+/**
+ * The check of `contract`, compiled on first use and kept (the documents do not change while a
+ * process runs). Throws when a document cannot be read or compiled: a broken install.
+ */
+export function contractCheck(contract: Contract): ContractCheck {
+  let check = loaded.get(contract);
+  if (!check) {
+    check = compile(contract);
+    loaded.set(contract, check);
+  }
+  return check;
+}
+
+function compile(contract: Contract): ContractCheck {
+  // allErrors: a manifest's every problem at once. strict off: OpenAPI's own keywords (discriminator
+  // is read, example and deprecated are notes) sit among the schema's.
+  const ajv = new Ajv2020({ allErrors: true, strict: false, discriminator: true });
+  // A CommonJS module whose default export is also its `default` member.
+  formats.default(ajv);
+  const operations = new Map<string, Operation>();
+  for (const api of APIS) {
+    const id = `${api}.yaml`;
+    const document = parse(readFileSync(new URL(`${contract}/${id}`, folder), "utf8"));
+    ajv.addSchema(document, id);
+    for (const [template, item] of Object.entries<Record<string, unknown>>(document.paths ?? {})) {
+      for (const method of METHODS) {
+        const operation = item[method] as Record<string, unknown> | undefined;
+        if (!operation) continue;
+        const at = `${id}#/paths/${pointer(template)}`;
+        operations.set(
+          `${method.toUpperCase()} ${template}`,
+          operationOf(ajv, document, item, operation, `${at}/${method}`, at),
+        );
+      }
+    }
+  }
+  const operationOfRoute = (route: RouteName) => {
+    const { method, template } = ROUTES[route];
+    return operations.get(`${method} ${template}`);
+  };
+  return {
+    contract,
+    has: (route) => operationOfRoute(route) !== undefined,
+    request(route, params, body) {
+      const operation = operationOfRoute(route);
+      if (!operation)
+        return [{ path: [], message: `${ROUTES[route].template} is not in the ${contract} contract` }];
+      return [
+        ...issuesOf(operation.params, params).map((issue) => ({ ...issue, path: ["params", ...issue.path] })),
+        ...issuesOf(operation.body, body),
+      ];
+    },
+    answer(route, status, body) {
+      const operation = operationOfRoute(route);
+      const answer = operation?.answers.get(String(status)) ?? operation?.answers.get("default");
+      if (!answer)
+        return [{ path: [], message: `status ${status} is not an answer the ${contract} contract names` }];
+      if (answer === "empty") return body === undefined ? [] : [{ path: [], message: "must be empty" }];
+      return issuesOf(answer, body);
+    },
+  };
+}
+
+type Json = Record<string, unknown>;
+
+/** The validators of one operation: its path parameters, its body, and each answer by status. */
+function operationOf(
+  ajv: Ajv2020,
+  document: Json,
+  item: Json,
+  operation: Json,
+  at: string,
+  itemAt: string,
+): Operation {
+  const result: Operation = { answers: new Map() };
+  const parameters = [
+    ...listed(item.parameters).map((p, i) => [p, `${itemAt}/parameters/${i}`] as const),
+    ...listed(operation.parameters).map((p, i) => [p, `${at}/parameters/${i}`] as const),
+  ];
+  const properties: Json = {};
+  const required: string[] = [];
+  for (const [parameter, where] of parameters) {
+    const [resolved, base] = resolve(document, parameter, where);
+    if (resolved.in !== "path") continue;
+    properties[String(resolved.name)] = { $ref: `${base}/schema` };
+    required.push(String(resolved.name));
+  }
+  if (required.length > 0) result.params = ajv.compile({ type: "object", properties, required });
+  const body = (operation.requestBody as Json | undefined)?.content as Json | undefined;
+  if (body?.["application/json"]) {
+    result.body = ajv.compile({ $ref: `${at}/requestBody/content/${pointer("application/json")}/schema` });
+  }
+  for (const [status, answer] of Object.entries((operation.responses as Json | undefined) ?? {})) {
+    const [resolved, base] = resolve(document, answer as Json, `${at}/responses/${status}`);
+    const json = (resolved.content as Json | undefined)?.["application/json"];
+    result.answers.set(
+      status,
+      json ? ajv.compile({ $ref: `${base}/content/${pointer("application/json")}/schema` }) : "empty",
+    );
+  }
+  return result;
+}
+
+const listed = (value: unknown): Json[] => (Array.isArray(value) ? value : []);
+
+/** An object of the document with its `$ref` followed, and the ajv reference of where it is. */
+function resolve(document: Json, value: Json, where: string): [Json, string] {
+  const ref = typeof value.$ref === "string" ? value.$ref : undefined;
+  if (!ref?.startsWith("#/")) return [value, where];
+  const found = ref
+    .slice(2)
+    .split("/")
+    .reduce<unknown>(
+      (node, step) => (node as Json | undefined)?.[step.replace(/~1/g, "/").replace(/~0/g, "~")],
+      document,
+    );
+  return [found as Json, `${where.split("#")[0]}${ref}`];
+}
+
+/** A JSON pointer step, escaped and made safe in a URI fragment. */
+const pointer = (step: string) => encodeURIComponent(step.replace(/~/g, "~0").replace(/\//g, "~1"));
+
+function issuesOf(validate: ValidateFunction | undefined, value: unknown): ContractIssue[] {
+  if (!validate || validate(value)) return [];
+  const errors = (validate.errors ?? []).filter((error, _, all) => !outweighed(error, all));
+  const issues: ContractIssue[] = [];
+  const seen = new Set<string>();
+  for (const error of errors) {
+    const issue = issueOf(error);
+    const key = JSON.stringify(issue);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    issues.push(issue);
+  }
+  return issues;
+}
+
+/**
+ * Whether an error says less than others do: a branch summary ("must match a schema in oneOf") with
+ * errors beneath it, or, inside such a branching, a branch that was not meant (`settings: must be
+ * null` beside the errors of the object branch).
+ */
+function outweighed(error: ErrorObject, all: readonly ErrorObject[]): boolean {
+  const deeper = (branching: ErrorObject) =>
+    all.some((e) => e.instancePath.startsWith(`${branching.instancePath}/`) && !SUMMARIES.has(e.keyword));
+  if (SUMMARIES.has(error.keyword))
+    return (
+      deeper(error) ||
+      all.some(
+        (e) =>
+          e !== error &&
+          e.instancePath === error.instancePath &&
+          !SUMMARIES.has(e.keyword) &&
+          !MISMATCHES.has(e.keyword),
+      )
+    );
+  if (!MISMATCHES.has(error.keyword)) return false;
+  return all.some(
+    (branching) =>
+      SUMMARIES.has(branching.keyword) &&
+      branching.instancePath === error.instancePath &&
+      error.schemaPath.startsWith(branching.schemaPath) &&
+      deeper(branching),
+  );
+}
+
+/** Keywords that say a value is of another kind altogether: a branch that was not meant. */
+const MISMATCHES = new Set(["type", "const", "enum"]);
+
+const SUMMARIES = new Set(["oneOf", "anyOf", "if", "not"]);
+
+/** An ajv error in the words validate prints: the field it is about, and what is wanted there. */
+function issueOf(error: ErrorObject): ContractIssue {
+  const path = error.instancePath
+    .split("/")
+    .slice(1)
+    .map((step) => step.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .map((step) => (/^\d+$/.test(step) ? Number(step) : step));
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case "required":
+      return { path: [...path, String(params.missingProperty)], message: "is required" };
+    case "additionalProperties":
+      return {
+        path: [...path, String(params.additionalProperty)],
+        message: "is not a field of this contract",
+      };
+    case "maximum":
+      return { path, message: `must be at most ${params.limit}` };
+    case "minimum":
+      return { path, message: `must be at least ${params.limit}` };
+    case "maxItems":
+      return { path, message: `must have at most ${params.limit} items` };
+    case "minItems":
+      return { path, message: `must have at least ${params.limit} item${params.limit === 1 ? "" : "s"}` };
+    case "maxLength":
+      return { path, message: `must be at most ${params.limit} characters` };
+    case "minLength":
+      return { path, message: `must be at least ${params.limit} character${params.limit === 1 ? "" : "s"}` };
+    case "enum":
+      return {
+        path,
+        message: `must be one of ${(params.allowedValues as unknown[]).map(String).join(", ")}`,
+      };
+    case "const":
+      return { path, message: `must be ${String(params.allowedValue)}` };
+    case "discriminator":
+      return {
+        path: [...path, String(params.tag)],
+        message: `${JSON.stringify(params.tagValue)} is not a ${String(params.tag)} of this contract`,
+      };
+    case "format":
+      return { path, message: `must be ${FORMATS[String(params.format)] ?? `a ${String(params.format)}`}` };
+    case "pattern":
+      return {
+        path,
+        message:
+          params.pattern === OBJECT_ID
+            ? "must be an id of 24 hexadecimal characters"
+            : `must match ${String(params.pattern)}`,
+      };
+    case "uniqueItems":
+      return { path, message: "must not list an item twice" };
+    default:
+      return { path, message: error.message ?? `breaks ${error.keyword}` };
+  }
+}
+
+const OBJECT_ID = "^[0-9a-fA-F]{24}$";
+
+const FORMATS: Record<string, string> = {
+  "date-time": "an ISO-8601 date-time with a zone, like 2027-06-30T00:00:00Z",
+  uuid: "a UUID",
+  hostname: "a host name",
+};
+
+/** `a.b[0].c` for an issue's path, as the platforms write it in messages: `a.b.0.c`. */
+export const dottedPath = (path: readonly (string | number)[]): string => path.map(String).join(".");
