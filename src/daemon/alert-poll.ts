@@ -1,7 +1,7 @@
 import { isApiError, messageOf } from "../errors.js";
 import type { ManifestOf } from "../manifests/manifest.js";
 import type { PlatformClient } from "../platform/client.js";
-import type { Alert } from "../platform/observability.js";
+import { type Alert, dashboardOf } from "../platform/observability.js";
 import type { WatchStatus } from "./status-board.js";
 
 export type AlertPollDeps = {
@@ -57,7 +57,7 @@ export async function pollAlert(watch: ManifestOf<"AlertWatch">, deps: AlertPoll
   const observed = {
     state,
     tileId: alert.tileId ?? null,
-    dashboard: alert.dashboard ?? null,
+    dashboard: dashboardOf(alert) ?? null,
   };
   const problem = await tileProblem(watch, alert, deps);
   return {
@@ -83,8 +83,9 @@ async function tileProblem(
   const dashboard = deps.dashboards.get(name);
   if (!dashboard) return `dashboard ${name} is not in the manifests`;
   const dashboardId = dashboard.spec.dashboardId;
-  if (alert.dashboard && alert.dashboard !== dashboardId) {
-    return `alert watches dashboard ${alert.dashboard}, not ${dashboardId} (Dashboard/${name})`;
+  const watched = dashboardOf(alert);
+  if (watched && watched !== dashboardId) {
+    return `alert watches dashboard ${watched}, not ${dashboardId} (Dashboard/${name})`;
   }
   const known = (await deps.tileIdsOf(name)) ?? {};
   // A tile adopted by id is known before its first apply.

@@ -15,13 +15,19 @@ export type BackupPollDeps = {
 /** The newest finished backup of a service, as the metrics show it. */
 export type NewestBackup = { finishedAt: number; sizeInBytes?: number; durationInSeconds?: number };
 
-/** What one backup poll found: the status to show, and the figures for the metrics. */
-export type BackupPoll = { status: WatchStatus; newest?: NewestBackup; stale?: boolean };
+/**
+ * What one backup poll found: the status to show, and the figures for the metrics. `failed`: the
+ * newest backup that ended, ended in an error (no backup finished well since).
+ */
+export type BackupPoll = { status: WatchStatus; newest?: NewestBackup; stale?: boolean; failed?: boolean };
 
 /**
- * Lists the backups of one BackupWatch's service and finds the newest finished one. The platform says
- * "most recent first", but the newest is found by `finishedAt` so that an unfinished or out-of-order
- * entry cannot hide it. Stale (a Warning) when it is older than `maxAge`, or when there is none.
+ * Lists the backups of one BackupWatch's service and finds the newest finished one
+ * (docs/platform-apis.md#backups). The platform says "most recent first", but the newest is found by
+ * `finishedAt` so that an unfinished or out-of-order entry cannot hide it; with the published
+ * contract's `status`, only a `done` backup counts (an `error` or `in_progress` one never does), and the
+ * newest `error` is shown. Stale (a Warning) when the newest done one is older than `maxAge`, or when
+ * there is none; a Warning too when a backup failed after it.
  */
 export async function pollBackups(
   watch: ManifestOf<"BackupWatch">,
@@ -54,37 +60,50 @@ export async function pollBackups(
       },
     };
   }
-  const newest = newestFinished(backups);
+  const newest = newestFinished(backups.filter((b) => b.status == null || b.status === "done"));
+  const failure = newestFinished(backups.filter((b) => b.status === "error"));
+  const failed = failure !== undefined && (!newest || failure.finishedAt > newest.finishedAt);
   const ageMs = newest ? now - newest.finishedAt : undefined;
   const stale = ageMs === undefined || ageMs > maxAgeMs(watch.spec);
-  const message = !newest
-    ? `no finished backup of service ${serviceId}`
-    : stale
-      ? `newest backup finished ${new Date(newest.finishedAt).toISOString()} (${hours(ageMs ?? 0)} ago), older than maxAge ${maxAge}`
-      : undefined;
+  const message = [
+    !newest
+      ? `no finished backup of service ${serviceId}`
+      : stale
+        ? `newest backup finished ${iso(newest.finishedAt)} (${hours(ageMs ?? 0)} ago), older than maxAge ${maxAge}`
+        : undefined,
+    failed ? `the newest backup, finished ${iso(failure.finishedAt)}, failed` : undefined,
+  ]
+    .filter(Boolean)
+    .join("; ");
   return {
     ...(newest ? { newest } : {}),
     stale,
+    failed,
     status: {
       ...base,
-      status: stale ? "Warning" : "Synced",
+      status: stale || failed ? "Warning" : "Synced",
       ...(message ? { message } : {}),
       ...(requestId ? { requestId } : {}),
       observed: {
-        finishedAt: newest ? new Date(newest.finishedAt).toISOString() : null,
+        finishedAt: newest ? iso(newest.finishedAt) : null,
         sizeInBytes: newest?.sizeInBytes ?? null,
         durationInSeconds: newest?.durationInSeconds ?? null,
         ageSeconds: ageMs === undefined ? null : Math.round(ageMs / 1000),
         stale,
+        lastError: failure ? iso(failure.finishedAt) : null,
       },
     },
   };
 }
 
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The newest of `backups` by finish time (a failed one that names none, by its start). */
 function newestFinished(backups: readonly Backup[]): NewestBackup | undefined {
   let newest: NewestBackup | undefined;
   for (const backup of backups) {
-    const finishedAt = backup.finishedAt ? Date.parse(backup.finishedAt) : Number.NaN;
+    const time = backup.finishedAt ?? (backup.status === "error" ? backup.startedAt : undefined);
+    const finishedAt = time ? Date.parse(time) : Number.NaN;
     if (Number.isNaN(finishedAt) || (newest && newest.finishedAt >= finishedAt)) continue;
     newest = {
       finishedAt,

@@ -6,7 +6,7 @@ import { defaultOf, SETTINGS } from "../settings.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { pollAlert } from "./alert-poll.js";
-import { type NewestBackup, pollBackups } from "./backup-poll.js";
+import { type BackupPoll, pollBackups } from "./backup-poll.js";
 import type { WatchStatus } from "./status-board.js";
 
 export type PollerDeps = {
@@ -70,7 +70,7 @@ export class Poller {
       seenBackups.add(key);
       const found = await pollBackups(watch, backupDeps);
       const labels = { organization: watch.spec.organizationId, service: watch.spec.serviceId };
-      if (found.stale !== undefined) this.setBackup(key, labels, found.stale, found.newest);
+      if (found.stale !== undefined) this.setBackup(key, labels, found);
       return this.counted(found.status);
     });
 
@@ -91,11 +91,12 @@ export class Poller {
     this.backupSeries.clear();
   }
 
-  /** The backup gauges of one service: stale always, the newest backup's figures when there is one. */
-  private setBackup(key: string, labels: Labels, stale: boolean, newest: NewestBackup | undefined): void {
+  /** The backup gauges of one service: stale and failed always, the newest backup's figures when there is one. */
+  private setBackup(key: string, labels: Labels, { stale, failed, newest }: BackupPoll): void {
     const { metrics } = this.deps;
     this.backupSeries.set(key, labels);
     metrics.backupStale.set(labels, stale ? 1 : 0);
+    metrics.backupFailed.set(labels, failed ? 1 : 0);
     setOrRemove(metrics.backupLastFinished, labels, newest && newest.finishedAt / 1000);
     setOrRemove(metrics.backupSizeBytes, labels, newest?.sizeInBytes);
     setOrRemove(metrics.backupDurationSeconds, labels, newest?.durationInSeconds);
@@ -105,6 +106,7 @@ export class Poller {
     const { metrics } = this.deps;
     for (const gauge of [
       metrics.backupStale,
+      metrics.backupFailed,
       metrics.backupLastFinished,
       metrics.backupSizeBytes,
       metrics.backupDurationSeconds,

@@ -91,6 +91,11 @@ export function createMetrics(
       "1 when the newest backup is older than the BackupWatch's maxAge.",
       ["organization", "service"],
     ),
+    backupFailed: gauge(
+      "driftless_backup_failed",
+      "1 when the newest backup that ended failed (status error), with none done since; the published contract's backups only.",
+      ["organization", "service"],
+    ),
     backupSizeBytes: gauge("driftless_backup_last_size_bytes", "Size of the newest finished backup.", [
       "organization",
       "service",
