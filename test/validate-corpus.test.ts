@@ -30,7 +30,7 @@ const expected: Record<string, string[]> = {
     "key.yaml:12:15  ApiKey/ci  spec.ipAccessList[1].source: must be an IP address or CIDR block, like 203.0.113.7 or 10.0.0.0/8",
   ],
   "bad-endpoint-type": [
-    "endpoint.yaml:9:9  ReversePrivateEndpoint/events  spec.type: must be one of VPC_ENDPOINT_SERVICE, VPC_RESOURCE, MSK_MULTI_VPC",
+    "endpoint.yaml:9:9  ReversePrivateEndpoint/events  spec.type: must be one of VPC_ENDPOINT_SERVICE, VPC_RESOURCE, MSK_MULTI_VPC, GCP_PSC_SERVICE_ATTACHMENT",
     "endpoint.yaml:21:3  ReversePrivateEndpoint/events-two  spec.mskClusterArn: unknown field (not in the API's request body)",
   ],
   "bad-enum": ["key.yaml:9:22  ApiKey/ci  spec.roles[1]: must be one of admin, developer, query_endpoints"],
@@ -82,9 +82,7 @@ const expected: Record<string, string[]> = {
   "invalid-yaml": [
     "broken.yaml:8:3  BackupWatch/backups  invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]",
   ],
-  "key-state": [
-    "key.yaml:9:10  ApiKey/ci  spec.state: is not accepted: the key update request has no state field; expire the key with expireAt instead",
-  ],
+  "key-state": ["key.yaml:9:10  ApiKey/ci  spec.state: must be enabled or disabled"],
   "missing-conditional-field": [
     "endpoint.yaml:6:3  ReversePrivateEndpoint/customers-db  spec.vpcResourceShareArn: is required",
   ],

@@ -9,19 +9,23 @@ import { omit } from "./values.js";
 /** An expiry sooner than this from now counts as expiring driftless's own key (it would lock itself out). */
 export const LOCKOUT_EXPIRY_MARGIN_MS = 24 * 60 * 60 * 1000;
 
-/** The fields the request takes; a missing ipAccessList description is sent as "" (the request requires it). */
-function requestFields(spec: SpecOf<"ApiKey">): UpdateApiKeyBody {
-  const { ipAccessList, ...fields } = omit(spec, ["organizationId", "keyId", "allowLockout", "state"]);
-  if (!ipAccessList) return fields;
+/**
+ * The fields the request takes. A missing ipAccessList description is sent as "" (the request requires
+ * it); "never expires" (`expireAt: ""`) is sent as null, the form both contracts take.
+ */
+export function requestFields(spec: SpecOf<"ApiKey">): UpdateApiKeyBody {
+  const { ipAccessList, expireAt, ...fields } = omit(spec, ["organizationId", "keyId", "allowLockout"]);
+  const body: UpdateApiKeyBody = expireAt === undefined ? fields : { ...fields, expireAt: expireAt || null };
+  if (!ipAccessList) return body;
   return {
-    ...fields,
+    ...body,
     ipAccessList: ipAccessList.map((e) => ({ source: e.source, description: e.description ?? "" })),
   };
 }
 
 /**
  * What of `body` would lock driftless out of the management API, when the key is its own: an expiry
- * within LOCKOUT_EXPIRY_MARGIN_MS, roles without admin, an empty ipAccessList.
+ * within LOCKOUT_EXPIRY_MARGIN_MS, roles without admin, an empty ipAccessList, state disabled.
  */
 export function lockoutReasons(body: UpdateApiKeyBody, now: Date): string[] {
   const reasons: string[] = [];
@@ -33,6 +37,7 @@ export function lockoutReasons(body: UpdateApiKeyBody, now: Date): string[] {
   if (Array.isArray(body.roles) && !body.roles.includes("admin")) reasons.push("drops its admin role");
   if (Array.isArray(body.ipAccessList) && body.ipAccessList.length === 0)
     reasons.push("empties its ipAccessList");
+  if (body.state === "disabled") reasons.push("disables it");
   return reasons;
 }
 

@@ -94,6 +94,7 @@ export const dataPipePlanner: KindPlanner<"DataPipe"> = {
     const body: UpdateDataPipeBody = patch.body;
     const { changes } = patch;
     let followUp: string | undefined;
+    let reason: string | undefined;
     const live = liveMappings(record);
     if (request.mappings && !live) {
       // First contact: learn the live mappings before computing sets, so nothing already there is claimed.
@@ -102,21 +103,29 @@ export const dataPipePlanner: KindPlanner<"DataPipe"> = {
     } else if (request.mappings && live) {
       const owned = record?.owned?.[LIST] ?? [];
       const sets = threeWay(request.mappings, live, owned, tableMappingKey, `source.postgres.${LIST}`);
-      // A changed mapping (same identity, other columns) is removed and added again, when it is ours.
+      // A changed mapping (same identity, other columns) is removed and added again, when it is ours:
+      // the removal alone first, the add in the next request, since the platform may apply a body's
+      // adds before its removals (docs/platform-apis.md#changed-table-mappings).
       const ownedKeys = new Set(owned);
       const liveKeys = new Set(live.map(tableMappingKey));
       const replaced = sets.add.filter(
         (m) => liveKeys.has(tableMappingKey(m)) && ownedKeys.has(tableMappingKey(m)),
       );
+      const replacedKeys = new Set(replaced.map(tableMappingKey));
+      const add = sets.add.filter((m) => !replacedKeys.has(tableMappingKey(m)));
       const remove = [...sets.remove, ...replaced].map(ref);
-      if (sets.add.length > 0 || remove.length > 0) {
+      if (add.length > 0 || remove.length > 0) {
         const source = body.source ?? {};
         source.postgres = {
           ...source.postgres,
-          ...(sets.add.length > 0 ? { tableMappingsToAdd: sets.add } : {}),
+          ...(add.length > 0 ? { tableMappingsToAdd: add } : {}),
           ...(remove.length > 0 ? { tableMappingsToRemove: remove } : {}),
         };
         body.source = source;
+      }
+      if (replaced.length > 0) {
+        followUp = `removes the changed ${LIST} first; they are added again in a second request`;
+        reason = `${patch.changes.length + sets.changes.length} change(s)`;
       }
       changes.push(...sets.changes);
     }
@@ -125,7 +134,7 @@ export const dataPipePlanner: KindPlanner<"DataPipe"> = {
       serviceId: spec.serviceId,
       dataPipeId: spec.dataPipeId,
     };
-    return patchPlan({ kind, name }, { route: "updateDataPipe", params, body }, changes, followUp);
+    return patchPlan({ kind, name }, { route: "updateDataPipe", params, body }, changes, followUp, reason);
   },
 
   record({ kind, name, spec, record, context }, plan, result, at) {

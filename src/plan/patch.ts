@@ -83,13 +83,15 @@ function describe(want: unknown, had: unknown, path: string, atomic: boolean): C
 
 /**
  * The plan of a management PATCH: `none` (in sync) when its body is empty, else `send`. `followUp`
- * says the request first learns a live list (first contact): it is sent even with an empty body.
+ * says a second request follows (by default: the request first learns a live list, a first contact);
+ * it is sent even with an empty body. `reason` replaces the plan's reason.
  */
 export function patchPlan(
   resource: { kind: Kind; name: string },
   request: PlannedRequest,
   changes: Change[],
   followUp?: string,
+  reason?: string,
 ): ResourcePlan {
   const { kind, name } = resource;
   if (Object.keys(request.body ?? {}).length === 0 && !followUp) {
@@ -99,7 +101,7 @@ export function patchPlan(
     kind,
     name,
     outcome: "send",
-    reason: followUp ? "first contact" : `${changes.length} change(s)`,
+    reason: reason ?? (followUp ? "first contact" : `${changes.length} change(s)`),
     request,
     changes,
     ...(followUp ? { followUp } : {}),

@@ -14,6 +14,17 @@ import { member, omit } from "./values.js";
 /** The status value the API shows for a usable endpoint. */
 export const READY = "Ready";
 
+/**
+ * The published contract's statuses of an endpoint that will not carry traffic without someone acting,
+ * and what to do (docs/platform-apis.md#reverse-private-endpoint-status). The others (Unknown,
+ * Provisioning, PendingAcceptance, Deleting, Ready, or any value a platform adds) are shown as they come.
+ */
+const PROBLEMS: Record<string, string> = {
+  Failed: "the platform could not set it up",
+  Rejected: "the owner of the service it connects to rejected the connection",
+  Expired: "the connection was not accepted in time",
+};
+
 const requestFields = (spec: SpecOf<"ReversePrivateEndpoint">): CreateReversePrivateEndpointBody =>
   omit(spec, ["organizationId", "serviceId", "id"]);
 
@@ -58,8 +69,20 @@ export const reversePrivateEndpointPlanner: KindPlanner<"ReversePrivateEndpoint"
           changes,
         };
       }
-      // There is no GET for endpoints: the create answer's status is the last one driftless sees.
+      // driftless does not read endpoints: the create answer's status is the last one it sees.
       const status = member(record.observed, "status");
+      const problem = typeof status === "string" ? PROBLEMS[status] : undefined;
+      if (problem) {
+        return {
+          kind,
+          name,
+          outcome: "refuse",
+          reason:
+            `the platform answered status ${status} for endpoint ${record.serverId}: ${problem}, so the pipes that name it cannot use it. ` +
+            `Create a replacement under a new manifest name (and move the pipes to it), or adopt a working endpoint with spec.id`,
+          changes: [],
+        };
+      }
       const shown = record.observed ? `, status ${String(status)} when created` : ", adopted";
       return { kind, name, outcome: "none", reason: `created as ${record.serverId}${shown}`, changes: [] };
     }

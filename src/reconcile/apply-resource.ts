@@ -23,7 +23,10 @@ import type { ApplyOptions, EngineDeps, Pass, ResourceOutcome } from "./types.js
  * Each step returns early with the resource's status when it cannot go on.
  */
 
-/** A first contact with a three-way list takes two requests; more means the plan does not converge. */
+/**
+ * Requests one resource may send in a pass: a first contact with a three-way list takes two, and a
+ * changed table mapping one more (removed, then added again); more means the plan does not converge.
+ */
 const MAX_ROUNDS = 3;
 
 /**
@@ -206,12 +209,6 @@ function converge(
   key: Pick<PlanContext, "managementKeyId">,
   round: number,
 ): ResourceOutcome | Promise<ResourceOutcome> {
-  if (round > MAX_ROUNDS) {
-    return job.finish(
-      "Failed",
-      `still had changes to send after ${MAX_ROUNDS} requests; the platform's answers do not match the manifest`,
-    );
-  }
   const { run } = job;
   const input: PlanInput = {
     kind: job.manifest.kind,
@@ -226,6 +223,12 @@ function converge(
     },
   };
   const plan = planResource(input);
+  if (plan.outcome === "send" && round > MAX_ROUNDS) {
+    return job.finish(
+      "Failed",
+      `still had changes to send after ${MAX_ROUNDS} requests; the platform's answers do not match the manifest`,
+    );
+  }
   if (plan.outcome === "adopt") return adopt(job, input, plan);
   if (plan.outcome !== "send" || !plan.request) {
     const quiet = plan.outcome === "none" && (plan.reason.startsWith("in sync") || round > 1);

@@ -29,7 +29,7 @@ export type IpAccessEntry = z.infer<typeof IpAccessEntry>;
 const EXPIRE_AT =
   'must be an ISO-8601 date-time with a zone, like 2027-01-31T00:00:00Z, or null/"" for never';
 
-/** ISO-8601 date-time with a zone; null or "" mean the key never expires (as the API says). */
+/** ISO-8601 date-time with a zone; null or "" mean the key never expires (sent as null, which both contracts take). */
 export const ExpireAt = z.union(
   [z.iso.datetime({ offset: true, error: EXPIRE_AT }), z.literal(""), z.null()],
   { error: EXPIRE_AT },
@@ -38,8 +38,7 @@ export const ExpireAt = z.union(
 /**
  * PATCH /v1/organizations/{organizationId}/keys/{keyId}.
  *
- * `state` is refused (docs/platform-apis.md#api-key-state): the API does not show it in the request body, so sending it could be rejected
- * or silently ignored; a key is disabled by expiring it or in the console.
+ * `state` is the published contract's (docs/platform-apis.md#api-key-state): sent only when stated.
  *
  * `allowLockout` is driftless's own: without it, the engine refuses a change to the key driftless
  * itself uses that would expire it, drop `admin` or empty its ipAccessList.
@@ -63,12 +62,7 @@ export const ApiKeySpec = z.strictObject({
     .optional(),
   expireAt: ExpireAt.optional(),
   ipAccessList: z.array(IpAccessEntry).optional(),
-  state: z
-    .never({
-      error:
-        "is not accepted: the key update request has no state field; expire the key with expireAt instead",
-    })
-    .optional(),
+  state: z.enum(["enabled", "disabled"], { error: "must be enabled or disabled" }).optional(),
   allowLockout: Bool.optional().meta({
     description:
       "Allow a change to driftless's own key that would expire it, drop admin or empty its ipAccessList.",

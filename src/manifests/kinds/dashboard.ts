@@ -2,8 +2,11 @@ import { z } from "zod";
 import { Bool, Int, manifestDocument, NonEmpty, PathId, refineUnique, Text } from "../fields.js";
 
 /**
- * PUT /api/v2/dashboards/{id}. The API names some values that "occur" for series fields and says
- * nothing of the others, so any non-empty string is accepted; the known ones are suggested to editors.
+ * PUT /api/v2/dashboards/{id}. The minimal contract names some values that "occur" for series fields
+ * and says nothing of the others, so any non-empty string is accepted there; the known ones (the
+ * published contract's) are suggested to editors. The published contract's own series fields follow
+ * its rules; its stricter rules for the rest (a required sourceId, the grid's bounds, ...) are checked
+ * by `validate --contract full` (manifests/contract-problems.ts).
  */
 
 const openEnum = (known: readonly string[]) =>
@@ -12,18 +15,72 @@ const openEnum = (known: readonly string[]) =>
     description: `known values: ${known.join(", ")}; others are passed on`,
   });
 
-/** `<field>:<value>`, the only filter form the API shows. */
-export const Where = z
-  .string({ error: "must be a string" })
-  .regex(/^[^\s:]+:\S.*$/, { error: "must have the form <field>:<value>, like level:error" });
+/** `<field>:<value>`, the only filter form the minimal contract shows; "" filters nothing. */
+const FIELD_VALUE = /^[^\s:]+:\S.*$/;
+export const Where = z.string({ error: "must be a string" });
 
-export const Series = z.strictObject({
-  type: openEnum(["time", "number"]),
-  dataSource: openEnum(["events"]),
-  aggFn: openEnum(["count"]),
-  where: Where.optional(),
-  groupBy: z.array(Text).optional(),
-});
+/** Series types that have no aggregate, in both contracts. */
+const UNAGGREGATED = new Set(["search", "markdown"]);
+
+const choice = (values: readonly [string, ...string[]]) =>
+  z.enum(values, { error: `must be one of ${values.join(", ")}` });
+
+export const Series = z
+  .strictObject({
+    type: openEnum(["time", "number", "table", "search", "markdown"]),
+    /** The minimal contract's; the published platform ignores it. */
+    dataSource: openEnum(["events"]).optional(),
+    aggFn: openEnum([
+      "count",
+      "sum",
+      "avg",
+      "min",
+      "max",
+      "count_distinct",
+      "quantile",
+      "last_value",
+      "any",
+      "none",
+      "increase",
+    ]).optional(),
+    where: Where.optional(),
+    groupBy: z.array(Text).optional(),
+    // The published contract's series fields, sent only when stated.
+    sourceId: NonEmpty.optional().meta({
+      description: "the id of one of the team's sources (GET /api/v2/sources)",
+    }),
+    whereLanguage: choice(["lucene", "sql", "promql"]).optional(),
+    field: Text.optional(),
+    alias: Text.optional(),
+    level: z
+      .number({ error: "must be a number from 0 to 1" })
+      .min(0)
+      .max(1, { error: "must be a number from 0 to 1" })
+      .optional(),
+    metricName: Text.optional(),
+    metricDataType: choice(["gauge", "histogram", "sum", "summary", "exponential histogram"]).optional(),
+    displayType: choice(["line", "stacked_bar"]).optional(),
+    sortOrder: choice(["asc", "desc"]).optional(),
+    numberFormat: z.record(z.string(), z.unknown(), { error: "must be a mapping" }).optional(),
+    /** search: the columns shown. */
+    fields: z.array(Text).optional(),
+    /** markdown: the text. */
+    content: Text.optional(),
+  })
+  .superRefine((series, ctx) => {
+    if (series.aggFn === undefined && !UNAGGREGATED.has(series.type)) {
+      ctx.addIssue({ code: "custom", path: ["aggFn"], message: `is required on a ${series.type} series` });
+    }
+    // With a query language stated, `where` is that language's; without one, the minimal contract's form.
+    const { where } = series;
+    if (where && series.whereLanguage === undefined && !FIELD_VALUE.test(where)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["where"],
+        message: "must have the form <field>:<value>, like level:error",
+      });
+    }
+  });
 export type Series = z.infer<typeof Series>;
 
 // The grid's size is not shown; these bounds only catch typos (a stray extra digit), not layouts.
