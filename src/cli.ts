@@ -95,7 +95,11 @@ command("validate", "parse and validate every manifest offline (exit 0 valid, 1 
       const { validateCommand } = await import("./commands/validate.js");
       const settings = config(used, dir);
       const output = textOrJson(settings.output);
-      return validateCommand(settings, { output, resolveSecrets: settings.resolveSecrets }, io);
+      return validateCommand(
+        settings,
+        { output, resolveSecrets: settings.resolveSecrets, contract: settings.contract },
+        io,
+      );
     }),
   );
 

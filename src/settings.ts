@@ -2,6 +2,7 @@ import { Option } from "commander";
 import { z } from "zod";
 import { Duration } from "./duration.js";
 import { ConfigError } from "./errors.js";
+import { CONTRACTS } from "./platform/routes.js";
 
 /**
  * Every setting of driftless, described once: its flag, its environment variable (and `_FILE` twin
@@ -112,6 +113,14 @@ export const SETTINGS = {
     choices: ["read", "skip"],
     parser: z.enum(["read", "skip"]).default("read"),
     help: "read: resolve secrets to compare them; skip: read no secret value (plan in CI)",
+  },
+  contract: {
+    env: "DRIFTLESS_CONTRACT",
+    flag: "--contract <contract>",
+    commands: ["validate"],
+    choices: CONTRACTS,
+    parser: z.enum(CONTRACTS).default("minimal"),
+    help: "full: also check each manifest against the platform's published contract (contracts/full/): required sourceIds, the grid's bounds, setting bounds, tag and name limits",
   },
   resolveSecrets: {
     env: "DRIFTLESS_RESOLVE_SECRETS",
@@ -390,6 +399,14 @@ const SIMULATOR: readonly CommandName[] = ["simulator"];
 /** The settings of `driftless simulator`: the fields of SimulatorConfig. */
 export const SIMULATOR_SETTINGS = {
   logLevel,
+  contract: {
+    env: "DRIFTLESS_SIMULATOR_CONTRACT",
+    flag: "--contract <contract>",
+    commands: SIMULATOR,
+    choices: CONTRACTS,
+    parser: z.enum(CONTRACTS).default("full"),
+    help: "minimal: the seven endpoints driftless must always work with; full: the platform's published contract (its validation, reads and answer shapes)",
+  },
   host: {
     env: "DRIFTLESS_SIMULATOR_HOST",
     flag: "--host <host>",

@@ -153,7 +153,9 @@ async function startBuiltInSimulator(config: Config, deps: PlatformDeps): Promis
   // platform the last one left, as with a real platform (state ids stay valid).
   const stateFile =
     config.stateStore === "file" ? join(config.stateDir, "simulator-platform.json") : undefined;
+  // The published contract: it refuses what the platform refuses, and shows a newcomer its answers.
   const simulator = await startSimulator({
+    contract: "full",
     logger: deps.logger.child({ component: "simulator" }),
     stateFile,
   });

@@ -11,6 +11,7 @@ import type { Io } from "./io.js";
 export async function simulatorCommand(config: SimulatorConfig, io: Io): Promise<number> {
   const logger = createLogger(config.logLevel);
   const simulator = await startSimulator({
+    contract: config.contract,
     host: config.host,
     managementPort: config.managementPort,
     observabilityPort: config.observabilityPort,
@@ -24,7 +25,7 @@ export async function simulatorCommand(config: SimulatorConfig, io: Io): Promise
   const { managementKeyId, managementKeySecret, observabilityToken } = simulator.credentials;
   io.out(
     [
-      "driftless simulator: a fake platform for demos and tests, not the real one",
+      `driftless simulator: a fake platform for demos and tests, not the real one (the ${config.contract} contract)`,
       `${SETTINGS.managementUrl.env}=${simulator.managementUrl}`,
       `${SETTINGS.managementKeyId.env}=${managementKeyId}`,
       `${SETTINGS.managementKeySecret.env}=${managementKeySecret}`,

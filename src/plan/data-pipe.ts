@@ -36,7 +36,7 @@ type Fields =
  * The request's fields from the spec: ids out, endpoint names replaced by their server ids, the desired
  * table mappings set apart (they are sent as sets, not as a field).
  */
-function requestFields(spec: SpecOf<"DataPipe">, context: PlanContext): Fields {
+export function requestFields(spec: SpecOf<"DataPipe">, context: PlanContext): Fields {
   const fields: UpdateDataPipeBody = omit(spec, ["organizationId", "serviceId", "dataPipeId", "source"]);
   if (!spec.source) return { fields };
   const { kafka, postgres, ...others } = spec.source;

@@ -25,7 +25,7 @@ const PROBLEMS: Record<string, string> = {
   Expired: "the connection was not accepted in time",
 };
 
-const requestFields = (spec: SpecOf<"ReversePrivateEndpoint">): CreateReversePrivateEndpointBody =>
+export const requestFields = (spec: SpecOf<"ReversePrivateEndpoint">): CreateReversePrivateEndpointBody =>
   omit(spec, ["organizationId", "serviceId", "id"]);
 
 /** How an operator resolves an Unknown create; also printed by `plan`. */
