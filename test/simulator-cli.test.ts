@@ -89,7 +89,8 @@ describe("driftless simulator", () => {
         "alerts: []",
       ].join("\n"),
     );
-    const { proc, settings } = await startCli("--fixture", fixture);
+    // The minimal contract: the published one takes only 24-hex dashboard ids.
+    const { proc, settings } = await startCli("--contract", "minimal", "--fixture", fixture);
 
     const answer = await fetch(`${settings.DRIFTLESS_OBSERVABILITY_URL}/api/v2/dashboards/d1`, {
       method: "PUT",
