@@ -330,3 +330,19 @@ describe("the request's guard is asked right before every attempt", () => {
     expect(next.status).toBe(200);
   });
 });
+
+describe("the deadline runs from the first attempt's send", () => {
+  it("leaves a request that queued for the budget its whole deadline for retries", async () => {
+    server.reply({ status: 200, body: { data: { id: "d1" } } }, { status: 503 });
+    const budget = createBudget({ requests: 1, windowMs: 400 });
+    const retry = { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 5, deadlineMs: 300 };
+
+    const first = client({ budget, retry }).request(call("PUT"));
+    // Queued for about 400 ms behind the first, longer than its deadline: none of it counts.
+    const second = client({ budget, retry }).request(call("PATCH"));
+
+    expect((await first).status).toBe(200);
+    expect((await second).status).toBe(200);
+    expect(server.requests.map((r) => r.method)).toEqual(["PUT", "PATCH", "PATCH"]);
+  });
+});

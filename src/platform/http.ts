@@ -177,16 +177,20 @@ async function request<T>(client: Client, req: HttpRequest<T>): Promise<HttpResp
   };
   const log = client.logger.child({ api: client.api, method, route });
   const context = requestContext(client, req);
-  const started = client.monotonic();
-  const leftMs = () => client.retry.deadlineMs - (client.monotonic() - started);
+  // The deadline runs from the first attempt's send: a wait in the budget's queue before it, which
+  // only paces, does not eat into it (a hold of the platform's is measured against the whole of it).
+  let firstSentAt: number | undefined;
+  const elapsedMs = () => (firstSentAt === undefined ? 0 : client.monotonic() - firstSentAt);
+  const leftMs = () => client.retry.deadlineMs - elapsedMs();
 
   for (let number = 1; ; number++) {
     const priority = number === 1 ? req.priority : "retry";
-    const { attempt, durationMs } = await budgeted(client, call, { priority, leftMs, req });
+    const { attempt, durationMs, sentAt } = await budgeted(client, call, { priority, leftMs, req });
+    firstSentAt ??= sentAt;
     const decision = classify(attempt, {
       ...context,
       // The wall clock only reads a Retry-After given as a date; every duration is monotonic.
-      ...{ number, now: Date.now(), elapsedMs: client.monotonic() - started, jitter: client.random() },
+      ...{ number, now: Date.now(), elapsedMs: elapsedMs(), jitter: client.random() },
       aborted: signal?.aborted ?? false,
     });
     report(client, { call, decision, attempt, number, durationMs }, log);
@@ -259,14 +263,14 @@ async function budgeted(
     release(true);
     throw error;
   }
-  const sentAt = performance.now();
+  const sentAt = client.monotonic();
   const attempt = await client.send(method, call.path, call.body).finally(release);
-  const durationMs = performance.now() - sentAt;
+  const durationMs = client.monotonic() - sentAt;
   metrics?.apiRequests.inc({ api, method, route, code: codeOf(attempt) });
   if (call.organization)
     metrics?.organizationRequests.inc({ organization: call.organization, code: codeOf(attempt) });
   metrics?.apiRequestDuration.observe({ api, method, route }, durationMs / 1000);
-  return { attempt, durationMs };
+  return { attempt, durationMs, sentAt };
 }
 
 /** The debug line of an attempt, the rate-limit metric, and what a server's wait does to the budget. */
