@@ -16,6 +16,9 @@ export class Suspension implements SuspensionSwitch {
   private waiters: Array<{ token: number; resolve: (saved: boolean) => void }> = [];
   /** Aborted while suspended: writes waiting for the rate budget or a retry stop waiting. */
   private stop = new AbortController();
+  /** Writes started and not over yet, and who waits for there to be none. */
+  private inFlight = 0;
+  private idle: Array<() => void> = [];
 
   /** `onChange` hears every new value (the driftless_suspended gauge). */
   constructor(private readonly onChange: (value: Suspended | undefined) => void = () => {}) {}
@@ -89,6 +92,36 @@ export class Suspension implements SuspensionSwitch {
 
   writesStopped(): AbortSignal {
     return this.stop.signal;
+  }
+
+  writing(): () => void {
+    this.inFlight++;
+    let over = false;
+    return () => {
+      if (over) return;
+      over = true;
+      this.inFlight--;
+      if (this.inFlight === 0) for (const resolve of this.idle.splice(0)) resolve();
+    };
+  }
+
+  /**
+   * Resolves true once no write is under way (a suspend drops the waiting ones at once; one already
+   * sent runs to its answer), false after `timeoutMs`.
+   */
+  whenWritesDone(timeoutMs: number): Promise<boolean> {
+    if (this.inFlight === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        this.idle = this.idle.filter((waiter) => waiter !== done);
+        resolve(false);
+      }, timeoutMs);
+      this.idle.push(done);
+    });
   }
 
   /** Forgets everything: a replica that stops leading learns the state again when it leads again. */

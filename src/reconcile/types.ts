@@ -99,6 +99,8 @@ export interface SuspensionSwitch {
    * rate budget or for a retry stop waiting, and are not sent.
    */
   writesStopped?(): AbortSignal;
+  /** A write starts (waiting or sent); returns what to call when it is over, answered or not. */
+  writing?(): () => void;
 }
 
 /** The options of an apply pass (kept as a name of its own for the commands). */

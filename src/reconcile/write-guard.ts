@@ -70,7 +70,8 @@ export async function ensureMayWrite(context: WriteContext): Promise<void> {
   if (after) throw new WriteRefusedError(after, "Suspended");
 }
 
-/** The signal of one write, and what to call once it is over (it leaves its sources' listeners). */
+/** The signal of one write, and what to call once it is over (it leaves its sources' listeners, and
+ * tells the suspension switch the write is over). */
 export type WriteSignal = { signal: AbortSignal; dispose(): void };
 
 /**
@@ -80,6 +81,7 @@ export type WriteSignal = { signal: AbortSignal; dispose(): void };
  */
 export function writeSignal(context: WriteContext, passSignal: AbortSignal | undefined): WriteSignal {
   const controller = new AbortController();
+  const done = context.deps.suspension?.writing?.();
   const suspended = context.deps.suspension?.writesStopped?.();
   const onPass = () => controller.abort(passSignal?.reason);
   const onSuspend = () => {
@@ -95,6 +97,7 @@ export function writeSignal(context: WriteContext, passSignal: AbortSignal | und
     dispose() {
       passSignal?.removeEventListener("abort", onPass);
       suspended?.removeEventListener("abort", onSuspend);
+      done?.();
     },
   };
 }
