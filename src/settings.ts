@@ -104,7 +104,7 @@ export const SETTINGS = {
     flag: "--base <git-ref|folder>",
     commands: ["plan"],
     parser: z.string().min(1).optional(),
-    help: "plan from the manifests alone: the base (a git revision of the repository holding the manifests, or a folder) stands for what the platform has; reads no state, credential, secret or network",
+    help: "plan from the manifests alone: the base (a git revision of the repository holding the manifests, or a folder written as a path: ./NAME, /path) stands for what the platform has; reads no state, credential, secret or network",
   },
   secretsMode: {
     env: "DRIFTLESS_SECRETS_MODE",

@@ -122,25 +122,54 @@ describe("the daemon's HTTP server under stalled and greedy clients", () => {
     expect(client.received()).toBe("");
   });
 
-  it("refuses connections beyond the cap, and serves again once one closes", async () => {
+  it("at the cap, serves a new connection by closing the one whose client has been silent longest", async () => {
     const server = await serve({ limits: { maxConnections: 2 } });
     const first = await open(server.address);
     const second = await open(server.address);
     first.socket.write(GET("/healthz"));
+    await until(() => first.received().includes("ok"));
     second.socket.write(GET("/healthz"));
-    await until(() => first.received().includes("ok") && second.received().includes("ok"));
+    await until(() => second.received().includes("ok"));
 
     const third = await open(server.address);
-    await until(third.closed, 5_000);
-    first.socket.destroy();
-    await until(() => server.connections().count === 1);
-    const fourth = await open(server.address);
-    fourth.socket.write(GET("/healthz"));
-    await until(() => fourth.received().includes("ok"));
+    third.socket.write(GET("/healthz"));
+    await until(() => third.received().includes("ok"));
 
-    expect(third.received()).toBe("");
+    expect(third.received()).toMatch(/^HTTP\/1\.1 200/);
+    await until(first.closed);
     expect(second.closed()).toBe(false);
-    expect(fourth.received()).toMatch(/^HTTP\/1\.1 200/);
+    expect(server.connections().count).toBe(2);
+  });
+
+  it("never closes a connection whose request it is still answering; closes a silent one instead", async () => {
+    let release = () => {};
+    const answered = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const server = await serve({
+      limits: { maxConnections: 2 },
+      statusToken: () => "operator",
+      onSwitch: async () => {
+        await answered;
+        return { code: 200, body: { suspended: null, saved: true } };
+      },
+    });
+    const operator = await open(server.address);
+    operator.socket.write(
+      "POST /resume HTTP/1.1\r\nHost: driftless\r\nAuthorization: Bearer operator\r\nContent-Length: 0\r\n\r\n",
+    );
+    const silent = await open(server.address);
+    await until(() => server.connections().count === 2);
+
+    const probe = await open(server.address);
+    probe.socket.write(GET("/healthz"));
+    await until(() => probe.received().includes("ok"));
+    release();
+    await until(() => operator.received().includes("saved"));
+
+    expect(probe.received()).toMatch(/^HTTP\/1\.1 200/);
+    await until(silent.closed);
+    expect(operator.received()).toMatch(/^HTTP\/1\.1 200/);
   });
 
   it("keeps at most the bound queued for a client that never reads /metrics, and drops it when idle", async () => {

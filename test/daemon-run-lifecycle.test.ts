@@ -2,7 +2,16 @@ import { createHmac, randomBytes } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { apiKey, files, metricsOf, statusOf, until, useDaemonRun, WATCHES } from "./helpers/daemon-run.js";
+import {
+  apiKey,
+  files,
+  KEY_ROUTE,
+  metricsOf,
+  statusOf,
+  until,
+  useDaemonRun,
+  WATCHES,
+} from "./helpers/daemon-run.js";
 import { createGitSyncLayout } from "./helpers/git-sync-layout.js";
 import {
   createHttpTestServer,
@@ -110,6 +119,45 @@ describe("driftless run: removals and notifications", () => {
     expect(back.counts.Synced).toBe(3);
     expect(d.stderr()).not.toContain(SECRET);
     expect(d.stderr()).not.toContain("a-secret-path");
+  });
+
+  it("keeps a pass event within 64 KiB however many resources are not Synced: the most urgent first, and how many were left out", async () => {
+    const d = await run.start(await notifyEnv());
+    await d.waitForLog((l) => l.msg === "pass finished");
+    run.simulator.inject({
+      api: "management",
+      method: "PATCH",
+      route: KEY_ROUTE,
+      kind: "status",
+      status: 400,
+    });
+    // 2,000 manifests with a typo, each Invalid with its own message, after which the key is refused.
+    const typos = Array.from(
+      { length: 2_000 },
+      (_, i) => `${apiKey(`typo-${i}`).replace("name: ci-deployer", `name: typo-${i}`)}  colour: blue\n`,
+    ).join("---\n");
+
+    const revision = await run.layout.publish({ ...files("refused"), "typos.yaml": typos });
+    const event = await until(() =>
+      events().find((r) => (r.json as { revision?: string } | undefined)?.revision === revision),
+    );
+    const body = event.json as {
+      counts: Record<string, number>;
+      notSynced: Array<{ kind: string; name: string; status: string; message?: string }>;
+      notSyncedOmitted: number;
+    };
+
+    expect(signed(event)).toBe(true);
+    expect(Buffer.byteLength(event.body)).toBeLessThanOrEqual(64 * 1024);
+    expect(body.counts.Invalid).toBe(2_000);
+    expect(body.counts.Failed).toBe(1);
+    expect(body.notSynced[0]).toMatchObject({ kind: "ApiKey", name: "ci-deployer", status: "Failed" });
+    expect(body.notSynced[1]).toMatchObject({
+      status: "Invalid",
+      message: expect.stringContaining("colour"),
+    });
+    expect(body.notSyncedOmitted).toBeGreaterThan(0);
+    expect(body.notSynced.length + body.notSyncedOmitted).toBe(2_001);
   });
 
   it("goes on passing while the webhook receiver never answers", async () => {

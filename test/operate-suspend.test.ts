@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { driftlessAsync, repo } from "./helpers/cli.js";
 import type { DaemonProcess } from "./helpers/daemon-process.js";
-import { apiKey, files, metricsOf, until, useDaemonRun, WATCHES } from "./helpers/daemon-run.js";
+import { apiKey, files, KEY_ROUTE, metricsOf, until, useDaemonRun, WATCHES } from "./helpers/daemon-run.js";
 
 /**
  * Suspend and resume through the built CLI and a running `driftless run`: the whole daemon
@@ -114,6 +114,65 @@ describe("driftless suspend and resume", () => {
     ]);
     expect(status.resources.find((r) => r.kind === "Organization")?.status).toBe("Suspended");
     expect(line.ok).toBe(true);
+  });
+
+  it("answers a suspend only once the writes already sent have their answers", async () => {
+    // Two writes on the wire when the suspend arrives: the organization's answers come first (and their
+    // records are saved, the suspension with them), the key's 3 s after it was sent.
+    await run.layout.publish({ ...files("ci-deployer-renamed"), "organization.yaml": ORGANIZATION });
+    run.simulator.inject({ api: "management", method: "PATCH", route: ORG_ROUTE, kind: "latency", ms: 300 });
+    run.simulator.inject({
+      api: "management",
+      method: "PATCH",
+      route: KEY_ROUTE,
+      kind: "latency",
+      ms: 3_000,
+    });
+    const env = { DRIFTLESS_STATUS_TOKEN: TOKEN };
+    const d = await run.start(env);
+    const onTheWire = (route: string) => run.simulator.requests.some((r) => r.route === route);
+    await until(() => onTheWire(ORG_ROUTE) && onTheWire(KEY_ROUTE));
+
+    const suspend = await driftlessAsync(["suspend", "--url", d.url], env);
+    const keyAnswers = run.simulator.requests.filter((r) => r.route === KEY_ROUTE).map((r) => r.status);
+
+    expect(suspend.code, suspend.stderr).toBe(0);
+    expect(suspend.stderr).toBe("");
+    expect(keyAnswers).toEqual([200]);
+  });
+
+  it("drops a write that waits for a retry after a 429: nothing is sent once suspend has answered", async () => {
+    const env = { DRIFTLESS_STATUS_TOKEN: TOKEN };
+    const d = await run.start(env);
+    await d.waitForLog((l) => l.msg === "pass finished");
+    // The platform asks for 20 s: far longer than the suspend below takes to arrive.
+    run.simulator.inject({
+      api: "management",
+      method: "PATCH",
+      route: KEY_ROUTE,
+      kind: "status",
+      status: 429,
+      headers: { "retry-after": "20" },
+    });
+
+    run.simulator.clearRequests();
+    const revision = await run.layout.publish(files("ci-deployer-renamed"));
+    await until(() => run.simulator.requests.some((r) => r.route === KEY_ROUTE && r.status === 429));
+    const suspend = await driftlessAsync(["suspend", "--url", d.url], env);
+    const line = await d.waitForLog((l) => l.msg === "pass finished" && l.revision === revision);
+    const status = await statusOf(d);
+    const keyRequests = run.simulator.requests.filter((r) => r.route === KEY_ROUTE).map((r) => r.status);
+
+    expect(suspend.code, suspend.stderr).toBe(0);
+    expect(suspend.stderr).not.toContain("not saved");
+    expect(keyRequests).toEqual([429]);
+    expect(renamed()).toEqual([]);
+    expect(status.resources.find((r) => r.kind === "ApiKey")?.status).toBe("Suspended");
+    const dropped = d.logs.find((l) => l.msg === "resource not in sync" && l.status === "Suspended");
+    expect(dropped?.reason).toMatch(
+      /^driftless is suspended since .*; the write waiting to be sent was dropped \(its last attempt: management API PATCH \/v1\/organizations\/\{organizationId\}\/keys\/\{keyId\} answered 429/,
+    );
+    expect(line.aborted).toBe(false);
   });
 
   it('leaves alone a resource annotated driftless/suspend: "true", keeps polling its watches, and sends once the annotation goes', async () => {

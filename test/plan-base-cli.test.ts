@@ -274,6 +274,39 @@ describe("driftless plan --base (built CLI, temporary git repository)", () => {
     expect(result.stdout).toContain('      name: "Acme Analytics" -> "Acme"\n');
   });
 
+  it("reads a bare --base as a git revision even where a folder of that name exists", async () => {
+    const sha = git("rev-parse", "HEAD").trim();
+    await edit("organization.yaml", (t) => t.replace("name: Acme Analytics", "name: Acme"));
+    // A change that also adds, at the root of its checkout, a folder named after its base commit,
+    // holding its own manifests: read as the base, it would plan "no changes".
+    await cp(dir, join(root, sha), { recursive: true });
+
+    const result = driftless(["plan", "--base", sha, "manifests"], { HOME: root }, root);
+
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toContain('      name: "Acme Analytics" -> "Acme"\n');
+    expect(result.code).toBe(2);
+  });
+
+  it("takes a folder only when it is written as a path, and says so for a bare name", async () => {
+    await cp(dir, join(root, "base-folder"), { recursive: true });
+    await edit("organization.yaml", (t) => t.replace("name: Acme Analytics", "name: Acme"));
+
+    const bare = driftless(["plan", "--base", "base-folder", "manifests"], { HOME: root }, root);
+    const path = driftless(["plan", "--base", "./base-folder", "manifests"], { HOME: root }, root);
+    const missing = driftless(["plan", "--base", "./no-such-folder", "manifests"], { HOME: root }, root);
+
+    expect(bare.code).toBe(1);
+    expect(bare.stderr).toContain("plan --base base-folder: no such commit in ");
+    expect(bare.stderr).toContain(
+      "; a folder of that name exists: to plan against it, write it as a path (--base ./base-folder)\n",
+    );
+    expect(path.code).toBe(2);
+    expect(path.stdout).toContain('      name: "Acme Analytics" -> "Acme"\n');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("plan --base ./no-such-folder: no such folder");
+  });
+
   it("says what to do when the base revision does not exist", () => {
     const result = plan(["--base", "no-such-branch"]);
 

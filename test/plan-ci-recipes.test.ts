@@ -88,6 +88,18 @@ async function commitChange(from: string, to: string) {
   git("commit", "-qam", "change");
 }
 
+/**
+ * A change that tries to hide itself from the plan: beside its edit, it commits a copy of its own
+ * manifests in a folder named after the base commit, at the root of the checkout, where the recipes run.
+ */
+async function hideBehindBaseFolder() {
+  const file = join(root, "manifests", "organization.yaml");
+  await writeFile(file, (await readFile(file, "utf8")).replace("name: Acme Analytics", "name: Acme"));
+  await cp(join(root, "manifests"), join(root, baseSha), { recursive: true });
+  git("add", "-A");
+  git("commit", "-qm", "change, hidden");
+}
+
 describe("docs/ci/github-actions.yaml", () => {
   type Step = { name?: string; run?: string; env?: Record<string, string> };
 
@@ -155,6 +167,15 @@ describe("docs/ci/github-actions.yaml", () => {
     ]);
   });
 
+  it("shows the change of a pull request that adds a folder named after its base commit", async () => {
+    await hideBehindBaseFolder();
+
+    const result = await runJob();
+
+    expect(result["Plan against the base"]?.stdout).toContain('      name: "Acme Analytics" -> "Acme"');
+    expect(await readFile(join(root, "posted.md"), "utf8")).toContain("1 to send");
+  });
+
   it("fails the job on an invalid manifest, after posting the plan that shows it", async () => {
     await commitChange("name: Acme Analytics", "name: [not, text]");
 
@@ -198,6 +219,15 @@ describe("docs/ci/gitlab-ci.yaml", () => {
     expect(writes[0]).toContain("https://gitlab.invalid/api/v4/projects/3/merge_requests/7/notes");
     expect(writes[1]).toContain("--request PUT");
     expect(writes[1]).toContain("https://gitlab.invalid/api/v4/projects/3/merge_requests/7/notes/55");
+  });
+
+  it("shows the change of a merge request that adds a folder named after its base commit", async () => {
+    await hideBehindBaseFolder();
+
+    const result = await runJob();
+
+    expect(result.stdout).toContain('      name: "Acme Analytics" -> "Acme"');
+    expect(await readFile(join(root, "posted.md"), "utf8")).toContain("1 to send");
   });
 
   it("fails on an invalid manifest", async () => {

@@ -16,11 +16,12 @@ describe("driftless run, stopped while the platform asks it to wait", () => {
       api: "management",
       kind: "status",
       status: 429,
-      headers: { "retry-after": "3600" },
+      // Shorter than a request's 120 s deadline, so that requests wait for it (a longer hold fails them).
+      headers: { "retry-after": "60" },
       count: Number.POSITIVE_INFINITY,
     });
     const daemon = await run.start();
-    // Whichever request meets the first 429 (the pass's PATCH or a poll), it holds the budget for 300 s:
+    // Whichever request meets the first 429 (the pass's PATCH or a poll), it holds the budget for 60 s:
     // the pass, its retry and the polls, every second, then wait for it.
     await until(() => run.simulator.requests.some((r) => r.status === 429), 15_000);
     await new Promise((resolve) => setTimeout(resolve, 2_500));

@@ -112,7 +112,7 @@ describe("the rate budget", () => {
     const first = await budget.acquire("change");
     const controller = new AbortController();
 
-    const aborted = budget.acquire("change", controller.signal);
+    const aborted = budget.acquire("change", { signal: controller.signal });
     const next = budget.acquire("poll");
     controller.abort(new Error("shutting down"));
     first();
@@ -136,7 +136,7 @@ describe("the rate budget", () => {
     const budget = createBudget({ requests: 100, windowMs: 1000 });
     const until = Date.now() + 300;
 
-    budget.holdUntil(until);
+    budget.hold(300, "a test hold");
     await budget.acquire("change");
 
     expect(Date.now()).toBeGreaterThanOrEqual(until - 2);

@@ -2,6 +2,7 @@ import { createServer } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { isApiError, isUnknownOutcomeError } from "../src/errors.js";
+import { createBudget } from "../src/platform/budget.js";
 import type { HttpClientOptions, HttpRequest } from "../src/platform/http.js";
 import { serverWaitMs } from "../src/platform/http-answers.js";
 import { createLogger } from "../src/telemetry/logger.js";
@@ -308,3 +309,40 @@ async function closedPort(): Promise<number> {
   await new Promise((resolve) => probe.close(resolve));
   return port;
 }
+
+describe("the request's guard is asked right before every attempt", () => {
+  it("asks before the first attempt and before each retry, and sends nothing once it throws", async () => {
+    server.reply({ status: 503 });
+    const budget = createBudget({ requests: 2, windowMs: 60_000 });
+    let asked = 0;
+    const guard = () => {
+      asked++;
+      if (asked === 2) throw new Error("this process may no longer write (test)");
+    };
+
+    const error = await rejection(client({ budget }).request({ ...call("PUT"), guard }));
+    const next = await client({ budget }).request(call("GET"));
+
+    expect((error as Error).message).toBe("this process may no longer write (test)");
+    expect(asked).toBe(2);
+    expect(server.requests.map((r) => r.method)).toEqual(["PUT", "GET"]);
+    // The refused attempt's grant was not counted: the budget of two requests a minute still had one.
+    expect(next.status).toBe(200);
+  });
+});
+
+describe("the deadline runs from the first attempt's send", () => {
+  it("leaves a request that queued for the budget its whole deadline for retries", async () => {
+    server.reply({ status: 200, body: { data: { id: "d1" } } }, { status: 503 });
+    const budget = createBudget({ requests: 1, windowMs: 400 });
+    const retry = { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 5, deadlineMs: 300 };
+
+    const first = client({ budget, retry }).request(call("PUT"));
+    // Queued for about 400 ms behind the first, longer than its deadline: none of it counts.
+    const second = client({ budget, retry }).request(call("PATCH"));
+
+    expect((await first).status).toBe(200);
+    expect((await second).status).toBe(200);
+    expect(server.requests.map((r) => r.method)).toEqual(["PUT", "PATCH", "PATCH"]);
+  });
+});

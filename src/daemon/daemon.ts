@@ -300,17 +300,24 @@ async function operatorSwitch(
   }
   loop.request({ trigger: "operator", immediate: true });
   const saved = await suspension.whenSaved(SWITCH_SAVE_WAIT_MS);
+  // A suspend answers once no write of driftless's is under way: nothing more reaches the platform.
+  const quiet = request.action === "resume" || (await suspension.whenWritesDone(SWITCH_SAVE_WAIT_MS));
+  const warnings = [
+    ...(saved
+      ? []
+      : ["in effect now, but not saved in the state yet: a restart before the next pass forgets it"]),
+    ...(quiet
+      ? []
+      : [
+          "a write sent before the suspend still waits for its answer (it cannot be called back); nothing more is sent",
+        ]),
+  ];
   return {
-    code: saved ? 200 : 202,
+    code: saved && quiet ? 200 : 202,
     body: {
       suspended: suspension.current ?? null,
       saved,
-      ...(saved
-        ? {}
-        : {
-            warning:
-              "in effect now, but not saved in the state yet: a restart before the next pass forgets it",
-          }),
+      ...(warnings.length > 0 ? { warning: warnings.join("; ") } : {}),
     },
   };
 }

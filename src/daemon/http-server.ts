@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { performance } from "node:perf_hooks";
 import type { Registry } from "prom-client";
 import { ConfigError } from "../errors.js";
 import { SETTINGS } from "../settings.js";
@@ -52,7 +53,12 @@ export type HttpServerLimits = {
   headersTimeoutMs: number;
   /** Time to receive a whole request. */
   requestTimeoutMs: number;
-  /** Open connections at most; more are closed as they arrive. */
+  /**
+   * Open connections at most. A new connection beyond it is still served: it closes the connection
+   * whose client has gone longest without speaking (see `evict`), so that clients holding connections
+   * open cannot keep the kubelet's probes out. Only when the server is busy answering every one is
+   * the new connection closed instead.
+   */
   maxConnections: number;
   /**
    * Bytes of an answer the server keeps queued for a client at most: the rest is written as the client
@@ -104,17 +110,20 @@ export async function startHttpServer(listen: string, deps: HttpServerDeps): Pro
       else response.destroy();
     });
   });
-  const sockets = openSockets(server);
+  const connections = trackConnections(server, limits.maxConnections);
   await listenOn(server, port, host);
   const bound = server.address() as AddressInfo;
   const address =
     bound.family === "IPv6" ? `[${bound.address}]:${bound.port}` : `${bound.address}:${bound.port}`;
   return {
     address,
-    connections: () => ({
-      count: sockets.size,
-      bufferedBytes: [...sockets].reduce((sum, socket) => sum + socket.writableLength, 0),
-    }),
+    connections: () => {
+      const sockets = [...connections.keys()];
+      return {
+        count: sockets.length,
+        bufferedBytes: sockets.reduce((sum, socket) => sum + socket.writableLength, 0),
+      };
+    },
     close: (graceMs) => closeServer(server, graceMs),
   };
 }
@@ -135,18 +144,65 @@ function createLimitedServer(
   );
   // Without a 'timeout' listener, Node destroys a socket idle for this long.
   server.timeout = limits.idleTimeoutMs;
-  server.maxConnections = limits.maxConnections;
+  // Node's own cap refuses a newcomer before anyone can choose whom to close: it only backs up the
+  // eviction of trackConnections, against a flood of connections faster than closes complete.
+  server.maxConnections = 2 * limits.maxConnections;
   return server;
 }
 
-/** The server's open sockets, kept current, to report what they hold. */
-function openSockets(server: Server): Set<Socket> {
-  const sockets = new Set<Socket>();
+/** What the server knows of an open connection: when its client last spoke, and its current answer. */
+type Connection = { heardAt: number; answering?: ServerResponse };
+
+/**
+ * The server's open connections, kept current, at most `cap` of them: a new connection beyond the cap
+ * closes the one `evict` chooses, or is itself closed when there is none to choose.
+ */
+function trackConnections(server: Server, cap: number): Map<Socket, Connection> {
+  const connections = new Map<Socket, Connection>();
+  const heard = (connection: Connection) => {
+    connection.heardAt = performance.now();
+  };
   server.on("connection", (socket: Socket) => {
-    sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
+    if (connections.size >= cap) {
+      const victim = evict(connections);
+      if (!victim) return void socket.destroy();
+      connections.delete(victim);
+      victim.destroy();
+    }
+    const connection: Connection = { heardAt: performance.now() };
+    connections.set(socket, connection);
+    socket.on("data", () => heard(connection));
+    socket.once("close", () => connections.delete(socket));
   });
-  return sockets;
+  server.on("request", (request: IncomingMessage, response: ServerResponse) => {
+    const connection = connections.get(request.socket);
+    if (!connection) return;
+    heard(connection);
+    connection.answering = response;
+    response.once("close", () => {
+      if (connection.answering === response) connection.answering = undefined;
+      heard(connection);
+    });
+  });
+  return connections;
+}
+
+/**
+ * The connection to close for a newcomer: of those whose client the server is waiting for (between
+ * requests, in the middle of a request's headers or body, or not reading its answer), the one whose
+ * client has been silent longest. A connection whose whole request is in, and whose answer the server
+ * is still making, is never chosen: that client has said all it had to say. Probes open a connection
+ * per probe and say everything at once, so a client holding connections open can delay them by no
+ * more than the time it takes to close one.
+ */
+function evict(connections: ReadonlyMap<Socket, Connection>): Socket | undefined {
+  let oldest: { socket: Socket; heardAt: number } | undefined;
+  for (const [socket, { heardAt, answering }] of connections) {
+    const busy = answering?.req.complete === true && !answering.writableNeedDrain;
+    if (busy || (oldest && oldest.heardAt <= heardAt)) continue;
+    oldest = { socket, heardAt };
+  }
+  return oldest?.socket;
 }
 
 function listenOn(server: Server, port: number, host: string): Promise<void> {
@@ -234,21 +290,32 @@ async function operatorSwitch(
 ) {
   const json = (code: number, body: Record<string, unknown>) =>
     reply(code, "application/json", `${JSON.stringify(body)}\n`);
-  const body = await readBody(request, MAX_SWITCH_BODY);
-  if (request.method !== "POST") return reply(405, "text/plain", "use POST\n", { allow: "POST" });
+  const refuse = (answer: () => Promise<void>) => {
+    // The body of a refused request is drained, not read: an unknown client gets no buffer of ours.
+    request.resume();
+    return answer();
+  };
+  if (request.method !== "POST") {
+    return refuse(() => reply(405, "text/plain", "use POST\n", { allow: "POST" }));
+  }
   const expected = deps.statusToken?.() ?? deps.webhookToken();
   if (expected === undefined || !deps.onSwitch) {
-    return json(403, {
-      error: `/${action} is off: set ${SETTINGS.statusToken.env} (or ${SETTINGS.webhookToken.env}) on the daemon to allow it`,
-    });
+    return refuse(() =>
+      json(403, {
+        error: `/${action} is off: set ${SETTINGS.statusToken.env} (or ${SETTINGS.webhookToken.env}) on the daemon to allow it`,
+      }),
+    );
   }
   if (!tokenMatches(bearerToken(request), expected)) {
     deps.logger.warn(
       { remote: request.socket.remoteAddress, action },
       "suspend switch rejected: wrong token",
     );
-    return reply(401, "text/plain", "wrong or missing token\n", { "www-authenticate": "Bearer" });
+    return refuse(() =>
+      reply(401, "text/plain", "wrong or missing token\n", { "www-authenticate": "Bearer" }),
+    );
   }
+  const body = await readBody(request, MAX_SWITCH_BODY);
   if (body === undefined) return json(413, { error: `the body is over ${MAX_SWITCH_BODY} bytes` });
   const reason = action === "suspend" ? reasonOf(body) : undefined;
   if (reason instanceof Error) return json(400, { error: reason.message });

@@ -3,7 +3,8 @@ import type { State, Suspended } from "../state/store.js";
 
 /**
  * The daemon's `driftless suspend` / `resume`. The switch takes effect at once in memory (the engine
- * asks before every write); the pass loop saves it into the state, the only writer of the state, so
+ * asks before every attempt of a write, and writes waiting for the rate budget or a retry stop waiting:
+ * writesStopped); the pass loop saves it into the state, the only writer of the state, so
  * that a restart or a new leader stays suspended. Until the first pass, the state's value is unknown.
  */
 export class Suspension implements SuspensionSwitch {
@@ -13,6 +14,11 @@ export class Suspension implements SuspensionSwitch {
   private asked = 0;
   private savedUpTo = 0;
   private waiters: Array<{ token: number; resolve: (saved: boolean) => void }> = [];
+  /** Aborted while suspended: writes waiting for the rate budget or a retry stop waiting. */
+  private stop = new AbortController();
+  /** Writes started and not over yet, and who waits for there to be none. */
+  private inFlight = 0;
+  private idle: Array<() => void> = [];
 
   /** `onChange` hears every new value (the driftless_suspended gauge). */
   constructor(private readonly onChange: (value: Suspended | undefined) => void = () => {}) {}
@@ -75,7 +81,7 @@ export class Suspension implements SuspensionSwitch {
     this.known = true;
     if (!sameSuspension(this.value, state.suspended)) {
       this.value = state.suspended ? { ...state.suspended } : undefined;
-      this.onChange(this.value);
+      this.changed();
     }
     return this.savedUpTo;
   }
@@ -84,13 +90,47 @@ export class Suspension implements SuspensionSwitch {
     return this.asked > this.savedUpTo;
   }
 
+  writesStopped(): AbortSignal {
+    return this.stop.signal;
+  }
+
+  writing(): () => void {
+    this.inFlight++;
+    let over = false;
+    return () => {
+      if (over) return;
+      over = true;
+      this.inFlight--;
+      if (this.inFlight === 0) for (const resolve of this.idle.splice(0)) resolve();
+    };
+  }
+
+  /**
+   * Resolves true once no write is under way (a suspend drops the waiting ones at once; one already
+   * sent runs to its answer), false after `timeoutMs`.
+   */
+  whenWritesDone(timeoutMs: number): Promise<boolean> {
+    if (this.inFlight === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        this.idle = this.idle.filter((waiter) => waiter !== done);
+        resolve(false);
+      }, timeoutMs);
+      this.idle.push(done);
+    });
+  }
+
   /** Forgets everything: a replica that stops leading learns the state again when it leads again. */
   forget(): void {
     // A change not saved yet is dropped: the new leader's state decides.
     this.savedUpTo = this.asked;
     this.known = false;
     this.value = undefined;
-    this.onChange(undefined);
+    this.changed();
     for (const waiter of this.waiters.splice(0)) waiter.resolve(false);
   }
 
@@ -98,8 +138,15 @@ export class Suspension implements SuspensionSwitch {
     this.value = value;
     this.known = true;
     this.asked++;
-    this.onChange(value);
+    this.changed();
     return value;
+  }
+
+  /** Tells `onChange`, and stops the writes that wait once suspended (a fresh signal once resumed). */
+  private changed(): void {
+    if (this.value) this.stop.abort();
+    else if (this.stop.signal.aborted) this.stop = new AbortController();
+    this.onChange(this.value);
   }
 }
 

@@ -1,4 +1,10 @@
-import { type PassResult, RESOURCE_STATUSES, type ResourceStatus, resourceId } from "../resources.js";
+import {
+  type PassResult,
+  RESOURCE_STATUSES,
+  type ResourceStatus,
+  type ResourceStatusName,
+  resourceId,
+} from "../resources.js";
 
 /**
  * What driftless tells the outside about its passes: the JSON bodies of the webhook, when a pass is
@@ -17,8 +23,30 @@ export type PassEvent = {
   /** Resources per status; every status is present, 0 when none. */
   counts: Record<string, number>;
   manifestErrors: number;
+  /** The resources not Synced, those that need a person first, as many as fit in the body's bound. */
   notSynced: NotifiedResource[];
+  /** How many resources not Synced were left out of `notSynced` to keep the body within its bound. */
+  notSyncedOmitted: number;
 };
+
+/**
+ * The most bytes of resources one pass event lists, and the longest message it quotes. A body per
+ * resource would grow with the estate: 10,000 not Synced made a 2.7 MiB body, and a destination down
+ * for a while keeps up to 100 of them queued. Bounded, a full queue holds at most about 6.4 MiB.
+ */
+export const MAX_NOTIFIED_BYTES = 60 * 1024;
+export const MAX_MESSAGE_CHARS = 1_000;
+
+/** Which resources a bounded event lists first: those that need a person, then those that wait. */
+const URGENCY: readonly ResourceStatusName[] = [
+  "Unknown",
+  "Failed",
+  "Invalid",
+  "Warning",
+  "Pending",
+  "Suspended",
+  "Unmanaged",
+];
 
 export type UnknownCreateEvent = {
   event: "unknown-create";
@@ -49,9 +77,40 @@ const notified = (s: ResourceStatus): NotifiedResource => ({
   kind: s.kind,
   name: s.name,
   status: s.status,
-  ...(s.message ? { message: s.message } : {}),
+  ...(s.message ? { message: cut(s.message, MAX_MESSAGE_CHARS) } : {}),
   ...(s.requestId ? { requestId: s.requestId } : {}),
 });
+
+function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/**
+ * The resources not Synced, the most urgent first (pass order within a status), as many as fit in
+ * MAX_NOTIFIED_BYTES of JSON; and how many were left out.
+ */
+function boundedNotSynced(
+  statuses: readonly ResourceStatus[],
+): Pick<PassEvent, "notSynced" | "notSyncedOmitted"> {
+  const rank = (s: ResourceStatus) => {
+    const at = URGENCY.indexOf(s.status);
+    return at < 0 ? URGENCY.length : at;
+  };
+  const waiting = statuses.filter((s) => s.status !== "Synced");
+  const ordered = waiting
+    .map((status, index) => ({ status, index }))
+    .sort((a, b) => rank(a.status) - rank(b.status) || a.index - b.index);
+  const notSynced: NotifiedResource[] = [];
+  let bytes = 0;
+  for (const { status } of ordered) {
+    const entry = notified(status);
+    // The entry and the comma before it.
+    bytes += Buffer.byteLength(JSON.stringify(entry)) + 1;
+    if (bytes > MAX_NOTIFIED_BYTES) break;
+    notSynced.push(entry);
+  }
+  return { notSynced, notSyncedOmitted: waiting.length - notSynced.length };
+}
 
 export function countsOf(result: PassResult): Record<string, number> {
   const counts: Record<string, number> = Object.fromEntries(RESOURCE_STATUSES.map((s) => [s, 0]));
@@ -68,7 +127,7 @@ export function passEvent(result: PassResult): PassEvent {
     finishedAt: result.finishedAt,
     counts: countsOf(result),
     manifestErrors: result.manifestErrors,
-    notSynced: result.statuses.filter((s) => s.status !== "Synced").map(notified),
+    ...boundedNotSynced(result.statuses),
   };
 }
 

@@ -1,3 +1,5 @@
+import { DriftlessError } from "../errors.js";
+
 /**
  * driftless's own rate budget for one credential, kept below the platform's limit so that driftless
  * itself never causes a 429 in normal operation. Every caller in the process that uses the credential
@@ -13,8 +15,13 @@ export type BudgetOptions = {
   /** At most this many grants in any window of `windowMs`. */
   requests: number;
   windowMs: number;
-  /** The longest hold a server may impose (holdUntil); default DEFAULT_MAX_SERVER_WAIT_MS. */
+  /** The longest hold a server may impose (hold); default DEFAULT_MAX_SERVER_WAIT_MS. */
   maxServerWaitMs?: number;
+  /**
+   * Milliseconds on a clock that never steps (default performance.now): a wall clock set back an hour
+   * would count every grant of the last window for an hour more, and hold all traffic.
+   */
+  monotonic?: () => number;
 };
 
 /**
@@ -36,24 +43,62 @@ export const MANAGEMENT_BUDGET: BudgetOptions = { requests: 9, windowMs: 10_000 
 /** The observability API allows about 100 per minute per token; 90 keeps the same 10% headroom. */
 export const OBSERVABILITY_BUDGET: BudgetOptions = { requests: 90, windowMs: 60_000 };
 
-/** Call when the request's answer (or failure) is in: its window starts then. */
-export type Release = () => void;
+/**
+ * Call when the request's answer (or failure) is in: its window starts then. `unused`: no request was
+ * sent on this grant after all, and it does not count.
+ */
+export type Release = (unused?: boolean) => void;
+
+export type AcquireOptions = {
+  /** Rejects the wait with the signal's reason when it aborts before the grant. */
+  signal?: AbortSignal;
+  /**
+   * Milliseconds from now to the request's deadline. A wait the budget paces ends as the queue moves;
+   * the platform's hold (hold) has an end fixed in advance, and a hold that ends after the deadline
+   * rejects the wait at once with a HeldError, instead of letting it sleep past the deadline.
+   */
+  deadlineMs?: number;
+};
 
 export interface Budget {
   /**
    * Resolves when the request may be sent. Waiters are served strictly by priority, first come first
-   * served within one. Rejects with the signal's reason when `signal` aborts before the grant. Call the
-   * returned Release when the request is over; until then the request holds its place in the window.
+   * served within one. Rejects with the signal's reason when `signal` aborts before the grant, and with
+   * a HeldError when the platform's hold outlasts `deadlineMs`. Call the returned Release when the
+   * request is over; until then the request holds its place in the window.
    */
-  acquire(priority: Priority, signal?: AbortSignal): Promise<Release>;
+  acquire(priority: Priority, options?: AcquireOptions): Promise<Release>;
   /**
-   * The platform said "not before then" (a 429's Retry-After): no grant until `epochMs`, or until
-   * `maxServerWaitMs` from now if that is sooner.
+   * The platform said "not for `ms`" (a 429's Retry-After): no grant for `ms`, or for `maxServerWaitMs`
+   * if that is sooner. `reason` names the answer that asked, for the errors of the waits it fails.
    */
-  holdUntil(epochMs: number): void;
+  hold(ms: number, reason: string): void;
   /** How much of the window is spent now, for the status page. */
   usage(): BudgetUsage;
 }
+
+/**
+ * A wait for the budget that cannot end before the request's deadline: the platform holds every request
+ * of this credential for longer than the request has left. Nothing was sent.
+ */
+export class HeldError extends DriftlessError {
+  override name = "HeldError";
+  constructor(
+    /** What asked for the hold (e.g. `a 429 answer to PATCH /v1/... asked for 86400 s, capped at 300 s`). */
+    readonly reason: string,
+    readonly heldMs: number,
+    readonly leftMs: number,
+  ) {
+    super(
+      `every request of this credential is held ${seconds(heldMs)} s more (${reason}), past this request's deadline (${seconds(leftMs)} s left)`,
+    );
+  }
+}
+
+export const isHeldError = (e: unknown): e is HeldError => e instanceof HeldError;
+
+/** Whole seconds, rounded up: a hold of 0.4 s is "1 s more". */
+const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
 
 /** A budget now: grants counted in the current window, of `limit`, and requests waiting for one. */
 export type BudgetUsage = { used: number; limit: number; windowSeconds: number; waiting: number };
@@ -63,7 +108,12 @@ type Waiter = {
   reject: (reason: unknown) => void;
   signal?: AbortSignal;
   onAbort?: () => void;
+  /** The request's deadline, on the budget's clock. */
+  deadline: number;
 };
+
+/** The platform's hold: no grant before `until` (on the budget's clock), and who asked for it. */
+type Hold = { until: number; reason: string };
 
 /** One granted request: in flight until released, then counted until `at + windowMs`. */
 type Slot = { at: number; inFlight: boolean };
@@ -86,21 +136,23 @@ export const RELEASE_AFTER_MS = 5 * 60_000;
 export function createBudget(options: BudgetOptions): Budget {
   const { requests, windowMs } = options;
   const maxServerWaitMs = options.maxServerWaitMs ?? DEFAULT_MAX_SERVER_WAIT_MS;
+  const now = options.monotonic ?? (() => performance.now());
   if (!(requests >= 1) || !(windowMs > 0)) {
     throw new RangeError(`a budget needs requests >= 1 and windowMs > 0, got ${requests} per ${windowMs} ms`);
   }
   let slots: Slot[] = [];
   const queues: Queues = { change: [], retry: [], poll: [] };
-  let heldUntil = 0;
+  let held: Hold = { until: Number.NEGATIVE_INFINITY, reason: "" };
   let timer: NodeJS.Timeout | undefined;
 
-  const grant = (now: number): Release => {
-    const slot: Slot = { at: now, inFlight: true };
+  const grant = (at: number): Release => {
+    const slot: Slot = { at, inFlight: true };
     slots.push(slot);
-    return () => {
+    return (unused) => {
       if (!slot.inFlight) return;
       slot.inFlight = false;
-      slot.at = Math.max(slot.at, Date.now());
+      if (unused) slots = slots.filter((s) => s !== slot);
+      slot.at = Math.max(slot.at, now());
       pump();
     };
   };
@@ -109,41 +161,57 @@ export function createBudget(options: BudgetOptions): Budget {
   const pump = () => {
     if (timer) clearTimeout(timer);
     timer = undefined;
+    failPastDeadline(queues, held, now());
     while (waiting(queues)) {
-      const now = Date.now();
-      const free = freeAt(slots, now, { requests, windowMs });
+      const at = now();
+      const free = freeAt(slots, at, { requests, windowMs });
       slots = free.slots;
-      const at = Math.max(free.at, heldUntil);
-      if (at > now) {
+      const openAt = Math.max(free.at, held.until);
+      if (openAt > at) {
         // Not unref'd: a CLI whose only pending work is a request waiting for budget must not exit. A
         // stopping process aborts its waiters, and the last one to go disarms it (see waiterOf).
-        timer = setTimeout(pump, Math.min(at - now, MAX_TIMER_MS));
+        timer = setTimeout(pump, Math.min(openAt - at, MAX_TIMER_MS));
         return;
       }
-      const waiter = next(queues) as Waiter;
+      const waiter = firstWaiter(queues) as Waiter;
       if (waiter.onAbort) waiter.signal?.removeEventListener("abort", waiter.onAbort);
-      waiter.resolve(grant(now));
+      waiter.resolve(grant(at));
     }
   };
 
   return {
-    acquire(priority, signal) {
+    acquire(priority, { signal, deadlineMs = Number.POSITIVE_INFINITY } = {}) {
       if (signal?.aborted) return Promise.reject(signal.reason);
       return new Promise<Release>((resolve, reject) => {
-        queues[priority].push(waiterOf(queues[priority], { resolve, reject }, signal, pump));
+        const settle = { resolve, reject, deadline: now() + deadlineMs };
+        queues[priority].push(waiterOf(queues[priority], settle, signal, pump));
         pump();
       });
     },
-    holdUntil(epochMs) {
-      heldUntil = Math.max(heldUntil, Math.min(epochMs, Date.now() + maxServerWaitMs));
+    hold(ms, reason) {
+      const until = now() + Math.min(ms, maxServerWaitMs);
+      if (until > held.until) held = { until, reason };
       pump();
     },
     usage() {
-      slots = freeAt(slots, Date.now(), { requests, windowMs }).slots;
+      slots = freeAt(slots, now(), { requests, windowMs }).slots;
       const waiters = PRIORITIES.reduce((sum, priority) => sum + queues[priority].length, 0);
       return { used: slots.length, limit: requests, windowSeconds: windowMs / 1000, waiting: waiters };
     },
   };
+}
+
+/** Rejects, with a HeldError, every waiter whose deadline comes before the platform's hold ends. */
+function failPastDeadline(queues: Queues, held: Hold, now: number): void {
+  if (held.until <= now) return;
+  for (const priority of PRIORITIES) {
+    const queue = queues[priority];
+    for (const waiter of queue.filter((w) => w.deadline < held.until)) {
+      queue.splice(queue.indexOf(waiter), 1);
+      if (waiter.onAbort) waiter.signal?.removeEventListener("abort", waiter.onAbort);
+      waiter.reject(new HeldError(held.reason, held.until - now, Math.max(0, waiter.deadline - now)));
+    }
+  }
 }
 
 type Queues = Record<Priority, Waiter[]>;
@@ -154,7 +222,7 @@ type Queues = Record<Priority, Waiter[]>;
  */
 function waiterOf(
   queue: Waiter[],
-  settle: Pick<Waiter, "resolve" | "reject">,
+  settle: Pick<Waiter, "resolve" | "reject" | "deadline">,
   signal: AbortSignal | undefined,
   pump: () => void,
 ): Waiter {
@@ -171,7 +239,7 @@ function waiterOf(
 }
 
 /** The first waiter by priority, taken off its queue. */
-function next(queues: Queues): Waiter | undefined {
+function firstWaiter(queues: Queues): Waiter | undefined {
   for (const priority of PRIORITIES) {
     const waiter = queues[priority].shift();
     if (waiter) return waiter;

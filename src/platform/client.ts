@@ -12,10 +12,16 @@ import { type Answers, type Bodies, type Params, ROUTES, type RouteName } from "
  */
 
 /**
- * Per call: the budget priority (default "change" for writes, "poll" for reads), an abort signal, and
- * the secrets the request carries (masked in whatever the platform echoes back).
+ * Per call: the budget priority (default "change" for writes, "poll" for reads), an abort signal, the
+ * secrets the request carries (masked in whatever the platform echoes back), and the guard asked right
+ * before each attempt (HttpRequest.guard).
  */
-export type CallOptions = { priority?: Priority; signal?: AbortSignal; redact?: readonly string[] };
+export type CallOptions = {
+  priority?: Priority;
+  signal?: AbortSignal;
+  redact?: readonly string[];
+  guard?: () => void | Promise<void>;
+};
 
 export type Answer<T> = { result: T; requestId?: string };
 
@@ -79,6 +85,7 @@ export function createPlatformClient(http: Readonly<PlatformHttp>): PlatformClie
       priority: options.priority ?? (route.method === "GET" ? "poll" : "change"),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.redact ? { redact: options.redact } : {}),
+      ...(options.guard ? { guard: options.guard } : {}),
       ...(organization ? { organization } : {}),
     });
     // The management envelope carries the request id; the x-request-id header does on either API.

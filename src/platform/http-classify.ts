@@ -223,7 +223,8 @@ function retryOrGiveUp<T>(
   return { action: "retry", error: failure, delayMs, ...given };
 }
 
-function describeWait({ askedMs, cappedMs }: ServerWait): string {
+/** `86400 s, capped at 300 s`, or `20 s` when the wait was not capped. */
+export function describeWait({ askedMs, cappedMs }: ServerWait): string {
   return askedMs > cappedMs
     ? `${seconds(askedMs)} s, capped at ${seconds(cappedMs)} s`
     : `${seconds(askedMs)} s`;

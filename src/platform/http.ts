@@ -1,11 +1,17 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Dispatcher, Pool } from "undici";
 import type { z } from "zod";
-import type { Api } from "../errors.js";
+import { type Api, ApiError } from "../errors.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { VERSION } from "../version.js";
-import { type Budget, DEFAULT_MAX_SERVER_WAIT_MS, MAX_TIMER_MS, type Priority } from "./budget.js";
+import {
+  type Budget,
+  DEFAULT_MAX_SERVER_WAIT_MS,
+  isHeldError,
+  MAX_TIMER_MS,
+  type Priority,
+} from "./budget.js";
 import { first } from "./http-answers.js";
 import {
   type Attempt,
@@ -14,6 +20,7 @@ import {
   codeOf,
   DEFAULT_RETRY,
   type Decision,
+  describeWait,
   type HttpMethod,
   type HttpResponse,
   type RetryOptions,
@@ -62,6 +69,8 @@ export type HttpClientOptions = {
   maxServerWaitMs?: number;
   /** A larger answer is not read: an ApiError (for a POST, an unknown outcome). Default 4 MiB. */
   maxAnswerBytes?: number;
+  /** Milliseconds on a clock that never steps, for the deadline of retries; default performance.now. */
+  monotonic?: () => number;
 };
 
 export type HttpRequest<T> = {
@@ -89,6 +98,13 @@ export type HttpRequest<T> = {
   redact?: readonly string[];
   /** The organization the request acts on (management API), for driftless_organization_requests_total. */
   organization?: string;
+  /**
+   * "May this still be sent?", asked right before each attempt goes out, retries included, once the
+   * rate budget has granted it: a write must not leave a process that was suspended, or lost its
+   * lock or leadership, while it waited. Throwing stops the request with nothing more sent, and
+   * request() throws what it threw.
+   */
+  guard?: () => void | Promise<void>;
 };
 
 export interface HttpClient {
@@ -96,8 +112,10 @@ export interface HttpClient {
   /**
    * Sends one request, retrying 429, 408, 409, 425, 5xx, time-outs and dropped connections within
    * the retry options. Throws ApiError (any other answer, retries exhausted, a wait asked by the server
-   * that does not fit in the deadline, a body that does not match `schema` or is larger than
-   * `maxAnswerBytes`), or UnknownOutcomeError when a non-idempotent request may have reached the server.
+   * that does not fit in the deadline, including a 429's hold of the whole credential, a body that does
+   * not match `schema` or is larger than `maxAnswerBytes`), UnknownOutcomeError when a non-idempotent
+   * request may have reached the server, the signal's reason when it aborted before anything was sent,
+   * or what `guard` threw.
    */
   request<T>(request: HttpRequest<T>): Promise<HttpResponse<T>>;
   /** Closes the pool's connections. */
@@ -114,6 +132,7 @@ type Client = {
   timeoutMs: number;
   maxServerWaitMs: number;
   random: () => number;
+  monotonic: () => number;
   /** The base URL's path, without a trailing slash, put before every route. */
   prefix: string;
   send: (method: HttpMethod, path: string, body: string | undefined) => Promise<Attempt>;
@@ -134,6 +153,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     timeoutMs,
     maxServerWaitMs: Math.min(options.maxServerWaitMs ?? DEFAULT_MAX_SERVER_WAIT_MS, MAX_TIMER_MS),
     random: options.random ?? Math.random,
+    monotonic: options.monotonic ?? (() => performance.now()),
     prefix: base.pathname.replace(/\/+$/, ""),
     send: sendAttempt(pool, {
       authorization: options.authorization,
@@ -157,18 +177,23 @@ async function request<T>(client: Client, req: HttpRequest<T>): Promise<HttpResp
   };
   const log = client.logger.child({ api: client.api, method, route });
   const context = requestContext(client, req);
-  const started = Date.now();
+  // The deadline runs from the first attempt's send: a wait in the budget's queue before it, which
+  // only paces, does not eat into it (a hold of the platform's is measured against the whole of it).
+  let firstSentAt: number | undefined;
+  const elapsedMs = () => (firstSentAt === undefined ? 0 : client.monotonic() - firstSentAt);
+  const leftMs = () => client.retry.deadlineMs - elapsedMs();
 
   for (let number = 1; ; number++) {
     const priority = number === 1 ? req.priority : "retry";
-    const { attempt, durationMs } = await budgeted(client, call, priority, signal);
-    const now = Date.now();
+    const { attempt, durationMs, sentAt } = await budgeted(client, call, { priority, leftMs, req });
+    firstSentAt ??= sentAt;
     const decision = classify(attempt, {
       ...context,
-      ...{ number, now, elapsedMs: now - started, jitter: client.random() },
+      // The wall clock only reads a Retry-After given as a date; every duration is monotonic.
+      ...{ number, now: Date.now(), elapsedMs: elapsedMs(), jitter: client.random() },
       aborted: signal?.aborted ?? false,
     });
-    report(client, { decision, attempt, number, durationMs }, log);
+    report(client, { call, decision, attempt, number, durationMs }, log);
     if (decision.action === "return") return decision.response;
     if (decision.action === "throw") throw decision.error;
     const delayMs = Math.round(decision.delayMs);
@@ -205,27 +230,53 @@ type Call = {
   organization?: string;
 };
 
-/** Waits for the budget, sends one attempt, releases the budget, and counts the attempt. */
-async function budgeted(client: Client, call: Call, priority: Priority, signal?: AbortSignal) {
+/**
+ * Waits for the budget, asks the request's guard, sends one attempt, releases the budget, and counts
+ * the attempt. Throws, with nothing sent: an ApiError when the platform's hold of the credential outlasts
+ * the request's deadline, the signal's reason, or what the guard threw.
+ */
+async function budgeted(
+  client: Client,
+  call: Call,
+  { priority, leftMs, req }: { priority: Priority; leftMs: () => number; req: HttpRequest<unknown> },
+) {
   const { api, metrics } = client;
   const { method, route } = call;
+  const { signal } = req;
   const waitStart = performance.now();
-  const release = await client.budget.acquire(priority, signal);
+  const release = await client.budget
+    .acquire(priority, { deadlineMs: Math.max(0, leftMs()), ...(signal ? { signal } : {}) })
+    .catch((error: unknown) => {
+      if (!isHeldError(error)) throw error;
+      throw new ApiError(
+        `${api} API ${method} ${route} not sent: ${error.message}`,
+        { api, method, route, retryable: true },
+        { cause: error },
+      );
+    });
   metrics?.apiBudgetWaitSeconds.observe({ api, priority }, (performance.now() - waitStart) / 1000);
-  const sentAt = performance.now();
+  try {
+    // Asked after the grant, right before the send: the wait may have been long.
+    if (signal?.aborted) throw signal.reason;
+    await req.guard?.();
+  } catch (error) {
+    release(true);
+    throw error;
+  }
+  const sentAt = client.monotonic();
   const attempt = await client.send(method, call.path, call.body).finally(release);
-  const durationMs = performance.now() - sentAt;
+  const durationMs = client.monotonic() - sentAt;
   metrics?.apiRequests.inc({ api, method, route, code: codeOf(attempt) });
   if (call.organization)
     metrics?.organizationRequests.inc({ organization: call.organization, code: codeOf(attempt) });
   metrics?.apiRequestDuration.observe({ api, method, route }, durationMs / 1000);
-  return { attempt, durationMs };
+  return { attempt, durationMs, sentAt };
 }
 
 /** The debug line of an attempt, the rate-limit metric, and what a server's wait does to the budget. */
 function report<T>(
   client: Client,
-  outcome: { decision: Decision<T>; attempt: Attempt; number: number; durationMs: number },
+  outcome: { call: Call; decision: Decision<T>; attempt: Attempt; number: number; durationMs: number },
   log: Logger,
 ): void {
   const { decision, attempt } = outcome;
@@ -243,7 +294,13 @@ function report<T>(
     log.warn({ askedMs, cappedMs }, "the platform asked for a wait longer than the maximum; capped");
   }
   // Every caller of this credential should stop, not only this one.
-  if (scope === "credential") client.budget.holdUntil(Date.now() + cappedMs);
+  if (scope === "credential") {
+    const { method, route } = outcome.call;
+    client.budget.hold(
+      cappedMs,
+      `a 429 answer to ${method} ${route} asked for ${describeWait(decision.wait)}`,
+    );
+  }
 }
 
 /**

@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
 import { isApiError, isUnknownOutcomeError, messageOf } from "../errors.js";
-import { DRIFTLESS_ANNOTATIONS } from "../manifests/fields.js";
 import { manifestId } from "../manifests/identity.js";
 import type { Manifest } from "../manifests/manifest.js";
 import { planResource, recordResult } from "../plan/planners.js";
@@ -10,12 +9,22 @@ import { stored } from "../plan/values.js";
 import { type PlanView, viewOf } from "../plan/view.js";
 import { ROUTES } from "../platform/routes.js";
 import type { Failure, ResourceStatus, ResourceStatusName } from "../resources.js";
-import type { ResourceRecord, Suspended } from "../state/store.js";
+import type { ResourceRecord } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import { resolveDesired } from "./desired.js";
 import { managedRecord } from "./records.js";
 import type { Sent } from "./send.js";
 import type { ApplyOptions, EngineDeps, Pass, ResourceOutcome } from "./types.js";
+import {
+  ensureMayWrite,
+  isWriteRefusedError,
+  refusalOf,
+  suspendedBecause,
+  type WriteContext,
+  writeSignal,
+} from "./write-guard.js";
+
+export { suspendedBecause } from "./write-guard.js";
 
 /**
  * The reconcile pass, inner part: one resource as a straight pipeline. Resolve its secrets, plan, send,
@@ -239,19 +248,6 @@ function converge(
   );
 }
 
-/** Why nothing is sent for `manifest`: the whole daemon or the resource is suspended; else undefined. */
-export function suspendedBecause(manifest: Manifest, daemon: Suspended | undefined): string | undefined {
-  if (daemon) {
-    const reason = daemon.reason ? ` (${daemon.reason})` : "";
-    return `driftless is suspended since ${daemon.since}${reason}: nothing is sent until driftless resume`;
-  }
-  const annotation = DRIFTLESS_ANNOTATIONS.suspend;
-  if (manifest.annotations[annotation] === "true") {
-    return `suspended by its annotation ${annotation}: "true": nothing is sent for it until it is removed`;
-  }
-  return undefined;
-}
-
 /** What to tell an operator whose allowance to create again was already spent. */
 function spentAllowance(job: Job): string {
   const usedAt = job.record?.allowanceUsedAt;
@@ -300,11 +296,17 @@ async function sendAndRecord(
   const change = options.trigger === "retry" ? "retry" : "change";
   const priority = plan.changes.length > 0 || round > 1 ? change : "poll";
   const started = performance.now();
+  const context = writeContext(job);
+  const writing = writeSignal(context, options.signal);
   let answer: Sent;
   try {
-    answer = await deps.send(request, { priority, ...(options.signal ? { signal: options.signal } : {}) });
+    // Asked again right before each attempt: retries too may wait long enough to lose the right to write.
+    const guard = () => ensureMayWrite(context);
+    answer = await deps.send(request, { priority, signal: writing.signal, guard });
   } catch (error) {
-    return failed(job, view, creates, error, fingerprint);
+    return failed(job, view, creates, refusalOf(error, writing.signal) ?? error, fingerprint);
+  } finally {
+    writing.dispose();
   }
   job.run.terminal.delete(job.id);
   job.requestId = answer.requestId;
@@ -341,26 +343,21 @@ function refusedBefore(job: Job, fingerprint: string): ResourceOutcome | undefin
 }
 
 /**
- * Asks the store, right before a write, whether this process may still write (its lock, its
- * leadership): after a pause another process may have taken over, and both must never send. Once it
- * may not, the pass sends nothing more. The outcome to return when it may not.
+ * Asks, right before a write, whether it may still be sent (write-guard.ts): not while suspended, and
+ * only while this process holds its lock and leadership. The outcome to return when it may not.
  */
 async function mayWrite(job: Job): Promise<ResourceOutcome | undefined> {
-  const { pass, deps } = job.run;
-  // A suspend that arrived while this pass runs stops it before its next write.
-  deps.suspension?.sync(pass.state);
-  const suspended = suspendedBecause(job.manifest, pass.state.suspended);
-  if (suspended) return job.finish("Suspended", suspended);
-  if (pass.stopped === undefined) {
-    try {
-      await deps.store.ensureWritable();
-      return undefined;
-    } catch (error) {
-      pass.stopped = messageOf(error);
-      job.log.error({ err: error }, "this process may no longer write: the pass sends nothing more");
-    }
+  try {
+    await ensureMayWrite(writeContext(job));
+    return undefined;
+  } catch (error) {
+    if (!isWriteRefusedError(error)) throw error;
+    return job.finish(error.status, error.message);
   }
-  return job.finish("Failed", `not sent: ${pass.stopped}`);
+}
+
+function writeContext(job: Job): WriteContext {
+  return { deps: job.run.deps, pass: job.run.pass, manifest: job.manifest, log: job.log };
 }
 
 /** Saves the intent of a create before its POST; the outcome to return when it cannot be saved. */
@@ -414,6 +411,7 @@ async function failed(
       unsaved = `; the state could not be saved (${messageOf(saveError)}), so a restart may report this create as Unknown`;
     }
   }
+  if (isWriteRefusedError(error)) return job.finish(error.status, error.message + unsaved);
   if (run.options.signal?.aborted && !isApiError(error)) {
     return job.finish(
       "Pending",

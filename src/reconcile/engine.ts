@@ -230,6 +230,15 @@ export function createReconciler(
   };
 }
 
+/**
+ * Forgets the refusals of resources without a valid manifest in this pass (removed, renamed, invalid):
+ * a daemon would otherwise keep them for its whole life, and a manifest brought back is a new word
+ * from git, whose request is sent again.
+ */
+function forgetRefusalsOfGone(terminal: TerminalFailures, pass: Pass): void {
+  for (const id of terminal.keys()) if (!pass.valid.has(id)) terminal.delete(id);
+}
+
 /** Lays the records an earlier pass could not save over the loaded state. */
 function restoreUnsaved(run: PassRun, unsaved: ReadonlyMap<string, ResourceRecord | undefined>): void {
   const { pass } = run;
@@ -277,6 +286,7 @@ async function applyPass(
     terminal: memory.terminal,
   };
   deps.suspension?.sync(pass.state);
+  forgetRefusalsOfGone(memory.terminal, pass);
   restoreUnsaved(run, memory.unsaved);
   rearmAllowances(run);
   const settled = settle(pass, deps, log);

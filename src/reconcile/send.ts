@@ -11,12 +11,14 @@ import type { Bodies, Params, RouteName } from "../platform/routes.js";
 export type Sent = Answer<unknown>;
 
 /**
- * Sends a planned request exactly as planned (secrets revealed here and only here). Throws the client's
- * ApiError / UnknownOutcomeError, with every secret of the request masked in their messages.
+ * Sends a planned request exactly as planned (secrets revealed here and only here). `guard` is asked
+ * right before each attempt, retries included, and stops the request by throwing (nothing more is
+ * sent). Throws the client's ApiError / UnknownOutcomeError, with every secret of the request masked in
+ * their messages, the signal's reason, or what `guard` threw.
  */
 export type Sender = (
   request: PlannedRequest,
-  options: { priority: Priority; signal?: AbortSignal },
+  options: { priority: Priority; signal?: AbortSignal; guard?: () => void | Promise<void> },
 ) => Promise<Sent>;
 
 /** A Sender over the platform client: any planned route, as the route table describes it. */

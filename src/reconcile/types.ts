@@ -94,6 +94,13 @@ export interface SuspensionSwitch {
   saved(token: number): void;
   /** True while a change asked for is not saved yet. */
   pending(): boolean;
+  /**
+   * Aborted as soon as every write is suspended (a new one after resume): writes that wait for the
+   * rate budget or for a retry stop waiting, and are not sent.
+   */
+  writesStopped?(): AbortSignal;
+  /** A write starts (waiting or sent); returns what to call when it is over, answered or not. */
+  writing?(): () => void;
 }
 
 /** The options of an apply pass (kept as a name of its own for the commands). */

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { realpath, stat } from "node:fs/promises";
-import { relative, sep } from "node:path";
+import { isAbsolute, relative, sep } from "node:path";
 import { ConfigError } from "../errors.js";
 import { DEFAULT_MAX_FILE_BYTES, loadSettled, type ManifestSet } from "../manifests/load.js";
 import type { Manifest } from "../manifests/manifest.js";
@@ -42,14 +42,39 @@ function git(cwd: string, args: string[], input?: string): Promise<Buffer> {
   });
 }
 
-/** The manifests at `base`: a folder when one of that name exists, else a git revision. */
+/**
+ * Whether `base` is written as a path: absolute, `.`, `..`, or starting with `./` or `../`. No git
+ * revision can be written so (no ref or ref component begins with `.` or `/`), so the choice never
+ * depends on what exists on disk.
+ */
+function isFolderBase(base: string): boolean {
+  return isAbsolute(base) || /^\.\.?(?:[/\\]|$)/.test(base);
+}
+
+/**
+ * The manifests at `base`: a folder when `base` is written as a path (isFolderBase), else a git
+ * revision, whatever folders exist. A pull request controls every name in its own checkout: a folder
+ * it adds under the name of its base commit, where CI runs, must not stand in for that commit.
+ * Throws ConfigError when the folder or the revision cannot be read.
+ */
 export async function loadBase(base: string, dir: string): Promise<BaseSet> {
-  const folder = await stat(base).then(
+  if (!isFolderBase(base)) return loadAtRevision(base, dir);
+  if (!(await isFolder(base))) {
+    throw new ConfigError(`plan --base ${base}: no such folder (a base written as a path is a folder)`);
+  }
+  return { ...(await loadSettled(base)), ref: base, folder: base };
+}
+
+const isFolder = (path: string) =>
+  stat(path).then(
     (s) => s.isDirectory(),
     () => false,
   );
-  if (folder) return { ...(await loadSettled(base)), ref: base, folder: base };
-  return loadAtRevision(base, dir);
+
+/** What to add to a "no such commit" or "no repository" error when a folder named `ref` exists. */
+async function folderHint(ref: string): Promise<string | undefined> {
+  if (!(await isFolder(ref))) return undefined;
+  return `a folder of that name exists: to plan against it, write it as a path (--base ./${ref})`;
 }
 
 /** Throws ConfigError when DIR is not inside a git repository or `ref` names no commit. */
@@ -57,21 +82,22 @@ async function loadAtRevision(ref: string, dir: string): Promise<BaseSet> {
   const real = await realpath(dir).catch((error: unknown) => {
     throw new ConfigError(`manifests folder ${dir} does not exist`, { cause: error });
   });
-  const top = await git(real, ["rev-parse", "--show-toplevel"]).catch((error: unknown) => {
-    throw new ConfigError(
-      `plan --base ${ref}: ${dir} is not inside a git repository; give a base folder instead, or run in a clone`,
-      { cause: error },
-    );
+  const top = await git(real, ["rev-parse", "--show-toplevel"]).catch(async (error: unknown) => {
+    const hint =
+      (await folderHint(ref)) ?? "give a base folder as a path (./NAME) instead, or run in a clone";
+    throw new ConfigError(`plan --base ${ref}: ${dir} is not inside a git repository; ${hint}`, {
+      cause: error,
+    });
   });
   const root = await realpath(top.toString("utf8").trim());
   const prefix = relative(root, real).split(sep).join("/");
   const commit = (
     await git(root, ["rev-parse", "--verify", "--quiet", "--end-of-options", `${ref}^{commit}`]).catch(
-      (error: unknown) => {
-        throw new ConfigError(
-          `plan --base ${ref}: no such commit in ${root}; fetch it first (a shallow CI clone may lack it: git fetch --depth=1 origin <branch>)`,
-          { cause: error },
-        );
+      async (error: unknown) => {
+        const hint =
+          (await folderHint(ref)) ??
+          "fetch it first (a shallow CI clone may lack it: git fetch --depth=1 origin <branch>)";
+        throw new ConfigError(`plan --base ${ref}: no such commit in ${root}; ${hint}`, { cause: error });
       },
     )
   )

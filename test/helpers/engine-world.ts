@@ -47,6 +47,8 @@ export type EngineWorld = {
 export type Wiring = {
   config?: Partial<Config>;
   store?: (store: StateStore) => StateStore;
+  /** Resources handled at once (the engine's default when unset). */
+  concurrency?: number;
 };
 
 export const ids = defaultIds;
@@ -105,6 +107,7 @@ export async function startEngineWorld(
           secrets: { env, secretsDir },
           logger,
           managementKeyId: platform.managementKeyId,
+          ...(wiring.concurrency ? { concurrency: wiring.concurrency } : {}),
         });
         return await reconciler.pass({ trigger: "cli", ...applyOptions });
       } finally {

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createBudget, RELEASE_AFTER_MS } from "../../src/platform/budget.js";
+import { createBudget, isHeldError, RELEASE_AFTER_MS } from "../../src/platform/budget.js";
 
 /**
  * The rate budget's arithmetic, on a fake clock: how many grants a window holds, when the window of a
@@ -83,7 +83,7 @@ describe("rule: a grant's window starts at its release (its answer), not at the 
 describe("rule: a server hold stops every grant until its end, capped at maxServerWaitMs", () => {
   it("grants nothing before the hold ends", async () => {
     const budget = createBudget({ requests: 100, windowMs: 1000 });
-    budget.holdUntil(T0 + 5_000);
+    budget.hold(5_000, "a test hold");
     const waiter = budget.acquire("change");
 
     await vi.advanceTimersByTimeAsync(4_999);
@@ -94,8 +94,8 @@ describe("rule: a server hold stops every grant until its end, capped at maxServ
 
   it("keeps the later of two holds", async () => {
     const budget = createBudget({ requests: 100, windowMs: 1000 });
-    budget.holdUntil(T0 + 3_000);
-    budget.holdUntil(T0 + 1_000);
+    budget.hold(3_000, "a test hold");
+    budget.hold(1_000, "a test hold");
     const waiter = budget.acquire("change");
 
     await vi.advanceTimersByTimeAsync(2_999);
@@ -106,7 +106,7 @@ describe("rule: a server hold stops every grant until its end, capped at maxServ
 
   it("holds a day-long Retry-After only for the default maximum of 5 minutes", async () => {
     const budget = createBudget({ requests: 100, windowMs: 1000 });
-    budget.holdUntil(T0 + 86_400_000);
+    budget.hold(86_400_000, "a test hold");
     const waiter = budget.acquire("change");
 
     await vi.advanceTimersByTimeAsync(300_000 - 1);
@@ -117,7 +117,7 @@ describe("rule: a server hold stops every grant until its end, capped at maxServ
 
   it("holds no longer than a configured maxServerWaitMs", async () => {
     const budget = createBudget({ requests: 100, windowMs: 1000, maxServerWaitMs: 2_000 });
-    budget.holdUntil(T0 + 60_000);
+    budget.hold(60_000, "a test hold");
     const waiter = budget.acquire("poll");
 
     await vi.advanceTimersByTimeAsync(2_000);
@@ -132,9 +132,9 @@ describe("rule: a server hold stops every grant until its end, capped at maxServ
       return real(fn, ms);
     }) as typeof setTimeout);
     const budget = createBudget({ requests: 100, windowMs: 1000, maxServerWaitMs: Number.POSITIVE_INFINITY });
-    budget.holdUntil(T0 + 3_000_000_000);
+    budget.hold(3_000_000_000, "a test hold");
     const controller = new AbortController();
-    const waiter = budget.acquire("change", controller.signal).catch(() => "aborted");
+    const waiter = budget.acquire("change", { signal: controller.signal }).catch(() => "aborted");
 
     controller.abort();
     await waiter;
@@ -145,12 +145,109 @@ describe("rule: a server hold stops every grant until its end, capped at maxServ
   });
 });
 
+describe("rule: a hold that outlasts a waiter's deadline fails that waiter at once", () => {
+  const REASON = "a 429 answer to POST /v1/endpoints asked for 86400 s, capped at 300 s";
+
+  it("rejects a new waiter whose deadline comes before the hold ends, naming the hold", async () => {
+    const budget = createBudget({ requests: 100, windowMs: 1000 });
+    budget.hold(300_000, REASON);
+
+    const waiter = budget.acquire("change", { deadlineMs: 120_000 });
+
+    await expect(waiter).rejects.toSatisfy(isHeldError);
+    await expect(waiter).rejects.toThrow(
+      `every request of this credential is held 300 s more (${REASON}), past this request's deadline (120 s left)`,
+    );
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("fails the waiters already queued when such a hold comes, and keeps those it fits", async () => {
+    const budget = createBudget({ requests: 1, windowMs: 1000 });
+    const first = await budget.acquire("change");
+    const short = budget.acquire("change", { deadlineMs: 120_000 });
+    const long = budget.acquire("poll", { deadlineMs: 600_000 });
+    const unbounded = budget.acquire("retry");
+
+    budget.hold(300_000, REASON);
+    first();
+
+    await expect(short).rejects.toThrow(REASON);
+    await vi.advanceTimersByTimeAsync(299_999);
+    expect(await settled([long, unbounded])).toBe(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await settled([long, unbounded])).toBe(1);
+  });
+
+  it("never fails a wait the window paces, however long the queue", async () => {
+    const budget = createBudget({ requests: 1, windowMs: 60_000 });
+    const first = await budget.acquire("change");
+    const queued = [
+      budget.acquire("change", { deadlineMs: 1_000 }),
+      budget.acquire("change", { deadlineMs: 1_000 }),
+    ];
+
+    first();
+    await vi.advanceTimersByTimeAsync(60_000);
+
+    expect(await settled(queued)).toBe(1);
+  });
+
+  it("does not count a grant released as unused (nothing was sent on it)", async () => {
+    const budget = createBudget({ requests: 1, windowMs: 60_000 });
+    const release = await budget.acquire("change");
+    const next = budget.acquire("change");
+
+    release(true);
+
+    expect(await settled([next])).toBe(1);
+  });
+});
+
+describe("rule: time is measured on a monotonic clock", () => {
+  it("grants on time when the wall clock is stepped back an hour", async () => {
+    const budget = createBudget({ requests: 1, windowMs: 1000 });
+    const release = await budget.acquire("change");
+    release();
+
+    vi.setSystemTime(Date.now() - 3_600_000);
+    const next = budget.acquire("change");
+    await vi.advanceTimersByTimeAsync(1000);
+
+    expect(await settled([next])).toBe(1);
+  });
+
+  it("ends a hold on time when the wall clock is stepped forward or back", async () => {
+    const budget = createBudget({ requests: 100, windowMs: 1000 });
+    budget.hold(5_000, "a test hold");
+    const waiter = budget.acquire("change");
+
+    vi.setSystemTime(Date.now() + 3_600_000);
+    await vi.advanceTimersByTimeAsync(4_999);
+    expect(await settled([waiter])).toBe(0);
+    vi.setSystemTime(Date.now() - 7_200_000);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await settled([waiter])).toBe(1);
+  });
+
+  it("reads the clock it is given", async () => {
+    let now = 0;
+    const budget = createBudget({ requests: 1, windowMs: 1000, monotonic: () => now });
+    const release = await budget.acquire("change");
+    release();
+
+    now = 999;
+    expect(budget.usage().used).toBe(1);
+    now = 1000;
+    expect(budget.usage().used).toBe(0);
+  });
+});
+
 describe("rule: an aborted waiter leaves nothing behind", () => {
   it("disarms the timer when the only waiter aborts, so a stopping process can exit", async () => {
     const budget = createBudget({ requests: 100, windowMs: 1000 });
-    budget.holdUntil(T0 + 60_000);
+    budget.hold(60_000, "a test hold");
     const controller = new AbortController();
-    const waiter = budget.acquire("poll", controller.signal);
+    const waiter = budget.acquire("poll", { signal: controller.signal });
     expect(vi.getTimerCount()).toBe(1);
 
     controller.abort(new Error("stopping"));
@@ -161,9 +258,9 @@ describe("rule: an aborted waiter leaves nothing behind", () => {
 
   it("keeps the timer for the waiters that remain", async () => {
     const budget = createBudget({ requests: 100, windowMs: 1000 });
-    budget.holdUntil(T0 + 60_000);
+    budget.hold(60_000, "a test hold");
     const controller = new AbortController();
-    const aborted = budget.acquire("poll", controller.signal).catch(() => "aborted");
+    const aborted = budget.acquire("poll", { signal: controller.signal }).catch(() => "aborted");
     const kept = budget.acquire("change");
 
     controller.abort();
@@ -179,7 +276,7 @@ describe("rule: an aborted waiter leaves nothing behind", () => {
     const controller = new AbortController();
     controller.abort(new Error("already"));
 
-    await expect(budget.acquire("change", controller.signal)).rejects.toThrow("already");
+    await expect(budget.acquire("change", { signal: controller.signal })).rejects.toThrow("already");
     expect(vi.getTimerCount()).toBe(0);
   });
 });
