@@ -91,5 +91,5 @@ describe("a lone daemon on the Kubernetes store, its poll rounds loading the sta
     expect(loads.length).toBeGreaterThan(passes.length + 3);
     expect(conflicts).toEqual([]);
     expect(run.keyPatches().at(-1)?.body).toMatchObject({ name: "key-12" });
-  });
+  }, 120_000);
 });
