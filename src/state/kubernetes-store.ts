@@ -227,7 +227,7 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
     const what = meta ? `has no key ${META_KEY} (it was emptied or replaced)` : "is gone";
     const shardsHold = holding === 1 ? "1 shard Secret holds" : `${holding} shard Secrets hold`;
     throw new StateError(
-      `the state Secret ${namespace}/${name} holds no state: it ${what}, while ${shardsHold} ${records} record${records === 1 ? "" : "s"} (${name}-N). It was left as it is, and nothing is sent: restore its ${META_KEY} from a backup; without one, write a new ${META_KEY} with a new salt (docs/operations.md: "holds no state"), which keeps the records and sends their secrets once more. Deleting the shard Secrets instead would forget every endpoint and tile id driftless created`,
+      `the state Secret ${namespace}/${name} holds no state: it ${what}, while ${shardsHold} ${records} record${records === 1 ? "" : "s"} (${name}-N). It was left as it is, and nothing is sent: restore its ${META_KEY} from a backup; without one, write a new ${META_KEY} with a new salt ("Writing a new meta Secret" in docs/operations.md), which keeps the records and sends their secrets once more. Deleting the shard Secrets instead would forget every endpoint and tile id driftless created`,
     );
   }
 
