@@ -262,7 +262,8 @@ describe("the Kubernetes state store", () => {
 
   it("recognises its own replace that landed although its answer was lost (crash during a shard write), and saves on", async () => {
     const [one, two, three] = sameShard(3) as [string, string, string];
-    const store = replica({ timeoutMs: 300 });
+    // Long enough for a new state's load (513 reads) on a busy machine; the hang then times out.
+    const store = replica({ timeoutMs: 1_500 });
     await store.load();
     await store.save(stateWith("abc", [one]));
     fake.setFault({ afterEffect: "hang" }, (r) => r.method === "PUT");
@@ -294,7 +295,8 @@ describe("the Kubernetes state store", () => {
 
   it("still refuses when another writer wrote after its own lost write landed", async () => {
     const [one, two, three, other_] = sameShard(4) as [string, string, string, string];
-    const store = replica({ timeoutMs: 300 });
+    // Long enough for a new state's load (513 reads) on a busy machine; the hang then times out.
+    const store = replica({ timeoutMs: 1_500 });
     const other = replica();
     await store.load();
     await store.save(stateWith("abc", [one]));
