@@ -502,6 +502,27 @@ describe("the journal", () => {
     expect(JSON.parse(await readFile(join(dir, STATE_FILE), "utf8"))).toEqual(loaded);
   });
 
+  it("saves the whole state when the journal was cut behind its back, so the saves it held are not lost", async () => {
+    const store = open();
+    const state = pipes(await store.load(), 3);
+    await store.save(state);
+    state.resources["DataPipe/p1"] = {
+      ...(state.resources["DataPipe/p1"] as ResourceRecord),
+      serverId: "one",
+    };
+    await store.save(state);
+    await writeFile(join(dir, JOURNAL_FILE), "");
+
+    state.resources["DataPipe/p2"] = {
+      ...(state.resources["DataPipe/p2"] as ResourceRecord),
+      serverId: "two",
+    };
+    await store.save(state);
+
+    // Read as a process would after a crash now, before any compaction at close.
+    expect(await open({ readOnly: true }).load()).toEqual(state);
+  });
+
   it("refuses a whole journal line that is not JSON, advising to delete that line rather than the state", async () => {
     const store = open();
     await store.save(pipes(await store.load(), 2));
