@@ -93,8 +93,9 @@ describe("the file store when the disk fills up mid-append", () => {
   let disk: Awaited<ReturnType<typeof smallDisk>>;
   let scratch: string;
   beforeAll(async () => {
-    disk = await smallDisk();
     scratch = await mkdtemp(join(tmpdir(), "driftless-limit-"));
+    // Last: nothing that could fail comes between the mount and the hook that unmounts it.
+    disk = await smallDisk();
   });
   afterAll(async () => {
     await disk?.unmount();
