@@ -32,7 +32,11 @@ afterEach(async () => {
 
 describe("driftless run, stopped while starting", () => {
   it("shuts down cleanly and exits 0 on SIGTERM during startup", async () => {
-    fake.setFault({ delayMs: 1_500 }, (r) => r.method === "GET" && r.path.includes("/secrets/"));
+    // The meta Secret's read is slow; a new state's load also reads the 512 shards (quickly here).
+    fake.setFault(
+      { delayMs: 1_500 },
+      (r) => r.method === "GET" && r.path.endsWith("/secrets/driftless-state"),
+    );
     const child = spawn(process.execPath, [CLI, "run"], {
       env: {
         PATH: process.env.PATH ?? "",

@@ -77,9 +77,51 @@ describe("the Kubernetes state store", () => {
     const state = await replica().load();
 
     expect(state).toEqual({ version: 1, salt: expect.stringMatching(/^[\w-]{16,}$/), resources: {} });
-    expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
-      `GET /api/v1/namespaces/${NAMESPACE}/secrets/driftless-state`,
-    ]);
+    // The shards are read too: records in them without a meta Secret are refused, not forgotten.
+    expect(fake.requests.map((r) => r.method)).toEqual(Array(513).fill("GET"));
+    expect(fake.requests[0]?.path).toBe(`/api/v1/namespaces/${NAMESPACE}/secrets/driftless-state`);
+  });
+
+  it.each([
+    ["emptied", "has no key meta\\.json \\(it was emptied or replaced\\)"],
+    ["deleted", "is gone"],
+  ])(
+    "refuses a state whose meta Secret was %s while its shards hold records, and writes nothing",
+    async (how, said) => {
+      const writer = replica();
+      await writer.save(stateWith("abc", ["one", "two"]));
+      const meta = fake.get("secrets", NAMESPACE, "driftless-state");
+      if (how === "emptied") fake.put("secrets", NAMESPACE, { ...meta, data: {} });
+      else fake.remove("secrets", NAMESPACE, "driftless-state");
+      const writesBefore = writes().length;
+
+      const failure = await replica()
+        .load()
+        .catch((e: unknown) => e);
+
+      expect(isStateError(failure)).toBe(true);
+      expect((failure as Error).message).toMatch(
+        new RegExp(
+          `^the state Secret driftless-test/driftless-state holds no state: it ${said}, while 2 shard Secrets hold 2 records`,
+        ),
+      );
+      expect(writes().length).toBe(writesBefore);
+    },
+  );
+
+  it("loads the shards' records again once a new meta.json is written (docs/operations.md#writing-a-new-meta-secret)", async () => {
+    const writer = replica();
+    await writer.save(stateWith("abc", ["one", "two"]));
+    fake.remove("secrets", NAMESPACE, "driftless-state");
+    const meta = JSON.stringify({ version: 1, salt: "a-new-salt" });
+    fake.put("secrets", NAMESPACE, {
+      metadata: { name: "driftless-state" },
+      data: { [META_KEY]: Buffer.from(meta).toString("base64") },
+    });
+
+    const loaded = await replica().load();
+
+    expect(loaded).toEqual(stateWith("a-new-salt", ["one", "two"]));
   });
 
   it("saves the records in shard Secrets by a hash of the resource id, the salt in the meta Secret", async () => {
@@ -220,7 +262,8 @@ describe("the Kubernetes state store", () => {
 
   it("recognises its own replace that landed although its answer was lost (crash during a shard write), and saves on", async () => {
     const [one, two, three] = sameShard(3) as [string, string, string];
-    const store = replica({ timeoutMs: 300 });
+    // Long enough for a new state's load (513 reads) on a busy machine; the hang then times out.
+    const store = replica({ timeoutMs: 1_500 });
     await store.load();
     await store.save(stateWith("abc", [one]));
     fake.setFault({ afterEffect: "hang" }, (r) => r.method === "PUT");
@@ -252,7 +295,8 @@ describe("the Kubernetes state store", () => {
 
   it("still refuses when another writer wrote after its own lost write landed", async () => {
     const [one, two, three, other_] = sameShard(4) as [string, string, string, string];
-    const store = replica({ timeoutMs: 300 });
+    // Long enough for a new state's load (513 reads) on a busy machine; the hang then times out.
+    const store = replica({ timeoutMs: 1_500 });
     const other = replica();
     await store.load();
     await store.save(stateWith("abc", [one]));

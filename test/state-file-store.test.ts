@@ -478,6 +478,64 @@ describe("the journal", () => {
     expect(seen).toEqual(state);
   });
 
+  it("loads a journal an earlier driftless appended onto a torn line: the whole save after the tear counts, the torn one does not", async () => {
+    const store = open();
+    const state = pipes(await store.load(), 3);
+    await store.save(state);
+    await store.close();
+    const record = (name: string, serverId: string) => ({ ...state.resources[name], serverId });
+    const whole = (set: Record<string, unknown>) => JSON.stringify({ set });
+    const torn = whole({ "DataPipe/p2": record("DataPipe/p2", "torn") }).slice(0, 60);
+    await writeFile(
+      join(dir, JOURNAL_FILE),
+      `${whole({ "DataPipe/p1": record("DataPipe/p1", "saved") })}\n${torn}${whole({ "DataPipe/p0": record("DataPipe/p0", "after the tear") })}\n`,
+    );
+
+    const reopened = open();
+    const loaded = await reopened.load();
+    await reopened.save(loaded);
+
+    expect(loaded.resources["DataPipe/p0"]?.serverId).toBe("after the tear");
+    expect(loaded.resources["DataPipe/p1"]?.serverId).toBe("saved");
+    expect(loaded.resources["DataPipe/p2"]).toEqual(state.resources["DataPipe/p2"]);
+    expect(await readFile(join(dir, JOURNAL_FILE), "utf8")).toBe("");
+    expect(JSON.parse(await readFile(join(dir, STATE_FILE), "utf8"))).toEqual(loaded);
+  });
+
+  it("saves the whole state when the journal was cut behind its back, so the saves it held are not lost", async () => {
+    const store = open();
+    const state = pipes(await store.load(), 3);
+    await store.save(state);
+    state.resources["DataPipe/p1"] = {
+      ...(state.resources["DataPipe/p1"] as ResourceRecord),
+      serverId: "one",
+    };
+    await store.save(state);
+    await writeFile(join(dir, JOURNAL_FILE), "");
+
+    state.resources["DataPipe/p2"] = {
+      ...(state.resources["DataPipe/p2"] as ResourceRecord),
+      serverId: "two",
+    };
+    await store.save(state);
+
+    // Read as a process would after a crash now, before any compaction at close.
+    expect(await open({ readOnly: true }).load()).toEqual(state);
+  });
+
+  it("refuses a whole journal line that is not JSON, advising to delete that line rather than the state", async () => {
+    const store = open();
+    await store.save(pipes(await store.load(), 2));
+    await store.close();
+    await writeFile(join(dir, JOURNAL_FILE), '{"set":{}}\nnot a save\n');
+
+    const error = await stateError(open().load());
+
+    expect(error.message).toContain(`${join(dir, JOURNAL_FILE)} line 2 is corrupt`);
+    expect(error.message).toContain("delete that one line from the journal");
+    expect(error.message).toContain("Do not move the state aside");
+  });
+
   it("reports a damaged journal line, naming the file and line, and refuses to save over it", async () => {
     const store = open();
     await store.save(pipes(await store.load(), 2));

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { link, open, readdir, readFile, rename, stat, unlink, utimes } from "node:fs/promises";
+import { link, open, readdir, readFile, rename, stat, unlink } from "node:fs/promises";
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -10,9 +10,17 @@ import type { Logger } from "../telemetry/logger.js";
  * A lock file, so that two driftless processes never write one state folder at once. The holder
  * writes who it is into the file (created exclusively) and touches it every `refreshMs`. A lock is
  * stale, and is taken over, when its holder is gone: a dead process on this host, an earlier process
- * with our own pid (a container restarted with pid 1 again), or, on another host (a new pod on the same volume), when it
- * has not been touched for `staleMs`. A holder that stalls longer than that (SIGSTOP, a frozen VM) may
- * find its lock taken over when it resumes: check() says so, and the store asks it before every write.
+ * with our own pid (a container restarted with pid 1 again), or, on another host (a new pod on the same
+ * volume), when it has not been touched for `staleMs`. A holder that stalls longer than that (SIGSTOP,
+ * a frozen VM) may find its lock taken over when it resumes: check() says so, and the store asks it
+ * before every write.
+ *
+ * How long ago a lock was touched is read on the file system's clock, never by comparing two hosts'
+ * clocks: the holder touches by rewriting its lock in place, so the file system stamps the time, and
+ * the judge compares that stamp with the one the same file system gives a file it has just written
+ * itself. On a shared file system (NFS, SMB, CephFS) both stamps come from the server's clock; on a
+ * volume one node mounts at a time, two live holders on different nodes cannot exist. A host whose
+ * clock is wrong can neither make a live lock look old nor its own lock look fresh.
  */
 
 export type LockHolder = {
@@ -66,11 +74,12 @@ export async function acquireFileLock(path: string, options: FileLockOptions = {
 
   // A few rounds: a stale lock moved aside may race with another process doing the same.
   for (let round = 0; round < 5; round++) {
-    if (await create(path, holder)) {
-      await sweep(path, staleMs);
+    const { created, now } = await create(path, holder);
+    if (created) {
+      await sweep(path, staleMs, now);
       return held(path, holder, { staleMs, refreshMs, logger: options.logger });
     }
-    const existing = await inspect(path);
+    const existing = await inspect(path, now);
     if (!existing) continue;
     if (!isStale(existing, staleMs)) throw lockedBy(path, existing.holder);
     options.logger?.warn({ lock: path, holder: existing.holder }, "taking over a stale state lock");
@@ -85,19 +94,22 @@ export async function acquireFileLock(path: string, options: FileLockOptions = {
  * and written after would be seen empty, and a holder killed in between would leave a lock that names
  * nobody. A process killed before the link leaves its own file, which later holders sweep away. On a
  * file system without hard links (some SMB shares), the lock is created in place and written after.
+ * Also returns the file system's time now (epoch ms): the time it stamped on the file just written.
  */
-async function create(path: string, holder: LockHolder): Promise<boolean> {
+async function create(path: string, holder: LockHolder): Promise<{ created: boolean; now: number }> {
   const text = JSON.stringify(holder);
   const own = `${path}.${holder.token}.new`;
+  let now = Date.now();
   try {
     await writeNew(own, text);
+    now = (await stat(own)).mtimeMs;
     await link(own, path).catch((error: NodeJS.ErrnoException) => {
       if (!NO_HARD_LINKS.has(error.code ?? "")) throw error;
       return writeNew(path, text);
     });
-    return true;
+    return { created: true, now };
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return { created: false, now };
     throw new StateError(`cannot create the state lock ${path}: ${(error as Error).message}`, {
       cause: error,
     });
@@ -120,8 +132,11 @@ async function writeNew(file: string, text: string): Promise<void> {
   }
 }
 
-/** Removes what killed processes left beside the lock: their unlinked `.new` and moved `.stale` files. */
-async function sweep(path: string, staleMs: number): Promise<void> {
+/**
+ * Removes what killed processes left beside the lock: their unlinked `.new` and moved `.stale` files,
+ * once older than `staleMs` by the file system's clock (`now`).
+ */
+async function sweep(path: string, staleMs: number, now: number): Promise<void> {
   const dir = dirname(path);
   const prefix = `${basename(path)}.`;
   const names = await readdir(dir).catch(() => []);
@@ -129,16 +144,26 @@ async function sweep(path: string, staleMs: number): Promise<void> {
     if (!name.startsWith(prefix) || !(name.endsWith(".new") || name.endsWith(".stale"))) continue;
     const file = join(dir, name);
     const info = await stat(file).catch(() => undefined);
-    if (info && Date.now() - info.mtimeMs > staleMs) await unlink(file).catch(() => {});
+    if (info && now - info.mtimeMs > staleMs) await unlink(file).catch(() => {});
   }
 }
 
 type Existing = { text: string; holder?: LockHolder; ageMs: number };
 
-async function inspect(path: string): Promise<Existing | undefined> {
+/**
+ * The lock at `path`, and how long ago it was touched by the file system's clock (`now`). Read and
+ * timed through one open file: opening revalidates what a network file system's client has cached.
+ */
+async function inspect(path: string, now: number): Promise<Existing | undefined> {
   try {
-    const [text, info] = await Promise.all([readFile(path, "utf8"), stat(path)]);
-    return { text, holder: parseHolder(text), ageMs: Date.now() - info.mtimeMs };
+    const handle = await open(path, "r");
+    try {
+      const info = await handle.stat();
+      const text = await handle.readFile("utf8");
+      return { text, holder: parseHolder(text), ageMs: now - info.mtimeMs };
+    } finally {
+      await handle.close();
+    }
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw new StateError(`cannot read the state lock ${path}: ${(error as Error).message}`, { cause: error });
@@ -192,32 +217,47 @@ function held(path: string, holder: LockHolder, options: HeldOptions): FileLock 
   let released = false;
   let timer: NodeJS.Timeout | undefined;
 
-  async function confirm(): Promise<void> {
+  /**
+   * Confirms the lock still holds our token and touches it, through one open file: a lock taken over
+   * is a new file (moved aside, then created), so a touch through this one never lands on another
+   * holder's lock. The touch rewrites the same bytes in place, so that the file system, not this
+   * host's clock, stamps the time.
+   */
+  const check = async (): Promise<void> => {
     if (released) throw new StateError(`the state lock ${path} was released: not writing`);
-    const current = await readHolder(path);
-    if (current?.token === holder.token) return;
-    // Lost for good: this process never takes the lock back, so the heartbeat has nothing left to do.
-    clearInterval(timer);
-    throw lost(path, current, performance.now() - touchedAt);
-  }
-
-  async function touch(): Promise<void> {
-    const now = new Date();
+    const handle = await openHeld();
     try {
-      await utimes(path, now, now);
-    } catch (error) {
-      throw new StateError(
-        `cannot touch the state lock ${path} (${(error as Error).message}): another driftless may take it over once it is ${staleMs / 1000} s old, so this process writes nothing more; check the state folder's file system`,
-        { cause: error },
-      );
+      const text = await handle.readFile("utf8");
+      const current = parseHolder(text);
+      if (current?.token !== holder.token) {
+        // Lost for good: this process never takes the lock back, so the heartbeat has nothing left to do.
+        clearInterval(timer);
+        throw lost(path, current, performance.now() - touchedAt);
+      }
+      await handle.write(text, 0).catch((error: unknown) => {
+        throw cannotTouch(error);
+      });
+    } finally {
+      await handle.close();
     }
     touchedAt = performance.now();
+  };
+
+  async function openHeld() {
+    try {
+      return await open(path, "r+");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw cannotTouch(error);
+      clearInterval(timer);
+      throw lost(path, undefined, performance.now() - touchedAt);
+    }
   }
 
-  const check = async () => {
-    await confirm();
-    await touch();
-  };
+  const cannotTouch = (error: unknown) =>
+    new StateError(
+      `cannot touch the state lock ${path} (${(error as Error).message}): another driftless may take it over once it is ${staleMs / 1000} s old, so this process writes nothing more; check the state folder's file system`,
+      { cause: error },
+    );
 
   let lastProblem: string | undefined;
   timer = setInterval(() => {

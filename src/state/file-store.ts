@@ -23,9 +23,15 @@ import type { State, StateStore } from "./store.js";
  * compacts: it appends its changes as usual, replaces the snapshot atomically with the whole state,
  * then empties the journal. A crash at any point leaves snapshot + journal = a state that was saved:
  * between the snapshot's replacement and the journal's truncation, replaying the journal over the new
- * snapshot (which already holds every change of it) yields that same snapshot. A state.json written
- * before the journal existed is simply a snapshot with no journal. A read-only store (for `driftless
- * plan` beside a running daemon) takes no lock, creates nothing, and refuses to save.
+ * snapshot (which already holds every change of it) yields that same snapshot. A save cut short (a
+ * full disk, a crash) may leave a torn last line: it is cut off before anything is appended after it
+ * (see journal.ts). A state.json written before the journal existed is simply a snapshot with no
+ * journal. A read-only store (for `driftless plan` beside a running daemon) takes no lock, creates
+ * nothing, and refuses to save.
+ *
+ * Loads and saves of one store take turns: a load made for a reader (a poll round reading tile ids)
+ * never reads the folder while a save of this process writes it, so what it learns of the folder is
+ * what the folder holds, and what the next save appends to.
  */
 
 export const STATE_FILE = "state.json";
@@ -33,6 +39,20 @@ export const LOCK_FILE = "state.lock";
 
 /** The journal is compacted into the snapshot once it is larger than the snapshot and than this. */
 export const MIN_COMPACTION_BYTES = 1024 * 1024;
+
+/** The journal size past which a save compacts: the snapshot's, and at least MIN_COMPACTION_BYTES. */
+const compactionBytes = (known: { snapshotBytes: number }) =>
+  Math.max(known.snapshotBytes, MIN_COMPACTION_BYTES);
+
+/** `writing`, with a failure turned into a StateError naming `path` and the system's reason. */
+async function written(path: string, writing: Promise<void>): Promise<void> {
+  try {
+    await writing;
+  } catch (error) {
+    if (error instanceof StateError) throw error;
+    throw new StateError(`cannot write the state ${path}: ${(error as Error).message}`, { cause: error });
+  }
+}
 
 export type FileStoreOptions = {
   logger?: Logger;
@@ -91,8 +111,9 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
   const journal = join(dir, JOURNAL_FILE);
   /**
    * What the folder holds, as far as this process knows: the base of the next save's journal lines,
-   * and, while the files still have the `signature` this process last saw, what the next load returns
-   * without reading them again (the same frozen records: a load then costs no parse).
+   * the bytes of whole lines in the journal (what a torn tail is cut back to), and, while the files
+   * still have the `signature` they had before this process last read or wrote them, what the next load
+   * returns without reading them again (the same frozen records: a load then costs no parse).
    */
   let onDisk:
     | {
@@ -103,18 +124,30 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
         signature?: string;
       }
     | undefined;
-  /** Set when an append may have left a torn line: the next save writes a snapshot instead. */
+  /** The journal holds lines an earlier driftless wrote after a torn one: the next save compacts. */
   let mustCompact = false;
+
+  /** Runs `step` after every load and save asked for before it, and before any asked for after. */
+  function inTurn<T>(step: () => Promise<T>): Promise<T> {
+    const done = writes.then(step);
+    writes = done.then(
+      () => {},
+      () => {},
+    );
+    return done;
+  }
 
   async function load(): Promise<State> {
     // Every pass starts with a load: one that stalled past the stale period learns it here.
     if (!readOnly) await (await locked()).check();
-    // A load of this process waits for its own saves: it never reads the folder mid-compaction.
-    await writes;
+    return inTurn(readState);
+  }
+
+  async function readState(): Promise<State> {
+    // Taken before the files are read: if they change meanwhile, the next load reads them again.
+    const signature = await signatureOf(file, journal);
     // The lock holder is the only writer: unless the files were touched by hand, it knows what they hold.
-    if (onDisk?.signature && onDisk.signature === (await signatureOf(file, journal))) {
-      return stateOf(onDisk);
-    }
+    if (onDisk?.signature && onDisk.signature === signature) return stateOf(onDisk);
     let read: Awaited<ReturnType<typeof readFolder>>;
     try {
       read = await readFolder(file, journal);
@@ -133,32 +166,30 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
     }
     try {
       const state = parseState(read.snapshot, file);
-      const { bytes: journalBytes, torn } = replayJournal(state, read.journal, journal);
+      const { bytes: journalBytes, torn, repaired } = replayJournal(state, read.journal, journal);
       unreadable = undefined;
-      if (torn && !readOnly) await dropTornLine(journalBytes);
       // A read-only store never saves: it needs no texts to compare a save against.
       if (readOnly) return state;
+      if (torn) logger?.warn({ file: journal }, "ignoring the last journal line, cut short by a crash");
+      if (repaired.length > 0) {
+        logger?.warn(
+          { file: journal, lines: repaired },
+          "journal lines written after a torn one by an earlier driftless: each torn save ignored, the next save rewrites the state",
+        );
+        mustCompact = true;
+      }
       onDisk = {
         records: knownRecords(state),
         top: topLevelText(state),
         snapshotBytes: Buffer.byteLength(read.snapshot),
         journalBytes,
-        signature: await signatureOf(file, journal),
+        signature,
       };
       return state;
     } catch (error) {
       unreadable = error as StateError;
       throw error;
     }
-  }
-
-  /** Cuts a torn last line (a crash mid-append) off the journal, so the next append starts a line. */
-  async function dropTornLine(bytes: number): Promise<void> {
-    logger?.warn({ file: journal }, "ignoring the last journal line, cut short by a crash");
-    await truncateDurably(journal, bytes).catch((error: unknown) => {
-      mustCompact = true;
-      logger?.warn({ file: journal, err: error }, "cannot cut the torn journal line: the next save compacts");
-    });
   }
 
   async function save(state: State): Promise<void> {
@@ -168,39 +199,51 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
     const held = await locked();
     const texts = { records: knownRecords(state, onDisk?.records), top: topLevelText(state) };
     // Saves of one process land in the order they were asked for.
-    const write = writes.then(async () => {
+    await inTurn(async () => {
       await held.check();
-      try {
-        await persist(state, texts);
-      } catch (error) {
-        // The journal may end in a torn line now: the next save starts over with a snapshot.
-        mustCompact = true;
-        throw new StateError(`cannot write the state ${file}: ${(error as Error).message}`, { cause: error });
-      }
+      await persist(state, texts);
     });
-    writes = write.catch(() => {});
-    await write;
   }
 
-  /** Appends what changed since the last load or save, compacting when the journal has grown. */
+  /**
+   * Appends what changed since the last load or save, then compacts when the journal has grown. Once
+   * the line is appended and flushed the save has landed: a compaction that fails after it is left to
+   * a later save, not reported as a failed save.
+   */
   async function persist(
     state: State,
     texts: { records: Map<string, KnownRecord>; top: string },
   ): Promise<void> {
-    const lines = onDisk ? journalLine(onDisk, texts) : "";
-    const journalBytes = (onDisk?.journalBytes ?? 0) + Buffer.byteLength(lines);
-    // Appended even when compacting: snapshot + journal stays the saved state at every step.
-    if (onDisk && lines) await appendDurably(journal, lines);
-    if (onDisk && !mustCompact && journalBytes <= Math.max(onDisk.snapshotBytes, MIN_COMPACTION_BYTES)) {
-      const signature = lines ? await signatureOf(file, journal) : onDisk.signature;
-      onDisk = { ...texts, snapshotBytes: onDisk.snapshotBytes, journalBytes, signature };
-      return;
-    }
-    const snapshot = serializeState(state);
-    await writeFileAtomic(file, snapshot);
-    await truncateDurably(journal, 0).catch((error: unknown) => {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    const base = onDisk;
+    const lines = base ? journalLine(base, texts) : "";
+    // Nothing known of the folder, or a journal cut by someone else: the whole state is the save.
+    if (!base || (lines && !(await cutTornTail(base.journalBytes)))) return compact(state, texts);
+    if (lines) await written(journal, appendDurably(journal, lines));
+    const journalBytes = base.journalBytes + Buffer.byteLength(lines);
+    const signature = lines ? await signatureOf(file, journal) : base.signature;
+    onDisk = { ...texts, snapshotBytes: base.snapshotBytes, journalBytes, signature };
+    if (!mustCompact && journalBytes <= compactionBytes(base)) return;
+    await compact(state, texts).catch((error: unknown) => {
+      logger?.warn(
+        { err: error, file },
+        "could not fold the journal into the state: a later save tries again",
+      );
     });
+  }
+
+  /** Writes the whole state as the snapshot, then empties the journal (see the top of this file). */
+  async function compact(
+    state: State,
+    texts: { records: Map<string, KnownRecord>; top: string },
+  ): Promise<void> {
+    const snapshot = serializeState(state);
+    await written(file, writeFileAtomic(file, snapshot));
+    await written(
+      journal,
+      truncateDurably(journal, 0).catch((error: unknown) => {
+        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      }),
+    );
     mustCompact = false;
     onDisk = {
       ...texts,
@@ -208,6 +251,35 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
       journalBytes: 0,
       signature: await signatureOf(file, journal),
     };
+  }
+
+  /**
+   * Cuts the journal back to its `bytes` of whole lines when it is longer (an append cut short by a
+   * full disk or a crash left a torn line), so that the next line starts on a line of its own. Returns
+   * false when the journal is shorter than that (cut by someone else): the save then writes a snapshot.
+   */
+  async function cutTornTail(bytes: number): Promise<boolean> {
+    const size = await stat(journal).then(
+      (found) => found.size,
+      (error: NodeJS.ErrnoException) => {
+        if (error.code === "ENOENT") return 0;
+        throw new StateError(`cannot write the state ${journal}: ${error.message}`, { cause: error });
+      },
+    );
+    if (size < bytes) {
+      logger?.warn(
+        { file: journal, bytes, size },
+        "the journal is shorter than this process wrote it: saving the whole state",
+      );
+      return false;
+    }
+    if (size === bytes) return true;
+    logger?.warn(
+      { file: journal, bytes: size - bytes },
+      "cutting off a torn last journal line before appending",
+    );
+    await written(journal, truncateDurably(journal, bytes));
+    return true;
   }
 
   async function ensureWritable(): Promise<void> {

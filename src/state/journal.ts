@@ -1,6 +1,7 @@
 import { open } from "node:fs/promises";
 import { z } from "zod";
-import { checked, type KnownRecord, parseJson, TopLevelSchema } from "./state-format.js";
+import { StateError } from "../errors.js";
+import { checked, type KnownRecord, TopLevelSchema } from "./state-format.js";
 import { ResourceRecord, type State } from "./store.js";
 
 /**
@@ -8,8 +9,18 @@ import { ResourceRecord, type State } from "./store.js";
  * records that save changed, appended and flushed, so that a save costs what it changed. A line is
  * `{"set": {id: record, …}, "delete": [id, …], "top": {…}}` (each part only when it has something):
  * whole values, so replaying a line twice changes nothing; that is what makes compaction crash-safe
- * (see file-store.ts). One line per save keeps a save atomic: a last line without its newline is a save
- * cut short by a crash, ignored as a whole, never fatal.
+ * (see file-store.ts). One line per save keeps a save atomic.
+ *
+ * The damage a crash or a full disk can leave, and how a load reads it:
+ * - a last line without its newline (an append cut short): that save never was; it is left out, and
+ *   the writer cuts it off before it appends anything (so a torn line is never followed by another);
+ * - a line that is a torn save followed by a whole one, which a driftless before the rule above wrote
+ *   by appending after a torn line: the whole save that ends the line counts, the torn one does not.
+ *   It is found as the first point in the line where a save starts (`{"set":`, `{"delete":` or
+ *   `{"top":`) and the rest of the line is one whole save: a torn prefix cannot end in a complete JSON
+ *   value, so no earlier point can parse.
+ * Any other line that is not a save is refused, naming the file and line: it was edited or damaged
+ * otherwise, and guessing could lose a record.
  */
 
 export const JOURNAL_FILE = "state.journal";
@@ -37,25 +48,50 @@ const Line = z.strictObject({
   delete: z.array(z.string()).optional(),
   top: TopLevelSchema.optional(),
 });
+type Line = z.infer<typeof Line>;
+
+/** What replayJournal found. */
+export type Replayed = {
+  /** Bytes of `text` that are whole lines. */
+  bytes: number;
+  /** A torn last line was left out. */
+  torn: boolean;
+  /** Numbers of the lines read as a torn save followed by a whole one (see above). */
+  repaired: number[];
+};
 
 /**
- * Applies the journal `text` (read from `where`) to `state` in place. Returns how many bytes of it are
- * whole lines, and whether a torn last line was left out. Throws StateError for a whole line that is
- * not a save.
+ * Applies the journal `text` (read from `where`) to `state` in place. Throws StateError for a whole
+ * line that is not a save (nor a torn save followed by a whole one).
  */
-export function replayJournal(state: State, text: string, where: string): { bytes: number; torn: boolean } {
+export function replayJournal(state: State, text: string, where: string): Replayed {
   const end = text.lastIndexOf("\n") + 1;
+  const repaired: number[] = [];
   let start = 0;
   for (let line = 1; start < end; line++) {
     const stop = text.indexOf("\n", start);
-    if (stop > start) apply(state, text.slice(start, stop), `${where} line ${line}`);
+    if (stop > start && !apply(state, text.slice(start, stop), `${where} line ${line}`)) repaired.push(line);
     start = stop + 1;
   }
-  return { bytes: Buffer.byteLength(text.slice(0, end)), torn: end < text.length };
+  return { bytes: Buffer.byteLength(text.slice(0, end)), torn: end < text.length, repaired };
 }
 
-function apply(state: State, text: string, where: string): void {
-  const line = checked(Line, parseJson(text, where), where);
+/** Applies one line; false when only the whole save at its end was applied (a repaired line). */
+function apply(state: State, text: string, where: string): boolean {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    const whole = wholeSaveAtEnd(text);
+    if (!whole) throw corruptLine(where, error);
+    applyLine(state, whole);
+    return false;
+  }
+  applyLine(state, checked(Line, json, where));
+  return true;
+}
+
+function applyLine(state: State, line: Line): void {
   Object.assign(state.resources, line.set as Record<string, ResourceRecord> | undefined);
   for (const id of line.delete ?? []) delete state.resources[id];
   if (line.top) {
@@ -63,6 +99,31 @@ function apply(state: State, text: string, where: string): void {
       if (key !== "resources") delete (state as Record<string, unknown>)[key];
     Object.assign(state, line.top);
   }
+}
+
+const SAVE_START = /\{"(?:set|delete|top)":/g;
+
+/** The whole save that ends `text` after a torn one, or undefined (see the comment at the top). */
+function wholeSaveAtEnd(text: string): Line | undefined {
+  for (const found of text.matchAll(SAVE_START)) {
+    if (found.index === 0) continue;
+    let json: unknown;
+    try {
+      json = JSON.parse(text.slice(found.index));
+    } catch {
+      continue;
+    }
+    const line = Line.safeParse(json);
+    if (line.success) return line.data;
+  }
+  return undefined;
+}
+
+function corruptLine(where: string, error: unknown): StateError {
+  return new StateError(
+    `${where} is corrupt (not valid JSON: ${(error as Error).message}). It was left as it is: restore the state folder from a backup, or delete that one line from the journal, which loses only the changes of that one save (read it first: a serverId or tileIds in it is something driftless created). Do not move the state aside: driftless would forget every endpoint and tile id it created`,
+    { cause: error },
+  );
 }
 
 /** Appends `text` to `path` (created 0600) and flushes it to disk before resolving. */

@@ -26,10 +26,14 @@ import { ResourceRecord, type State, type StateStore } from "./store.js";
  * JSON of its records; the meta Secret `<name>` holds the top-level fields (format version, salt, …).
  * A save writes only the shards whose records changed (and the meta Secret only when a top-level field
  * did), each conditional on the resourceVersion this store read it at: a second writer gets a clear
- * StateError instead of silently overwriting the first. A load reads each Secret once, so it never mixes
- * two generations of one shard. A state written by an earlier driftless in the meta Secret alone (key
- * state.json.gz) is loaded as it is, and the first save moves it into the shards, rewriting the meta
- * Secret last, so that a crash midway leaves the old form in charge.
+ * StateError instead of silently overwriting the first. A save is several writes, so it is ordered
+ * for any prefix of them to be a safe state: every record is written to its new home before any
+ * record leaves its old one (a rename moves a record between shards; see persist). A load reads each
+ * Secret once, so it never mixes two generations of one shard, and it changes what the store knows of
+ * the Secrets only when no save or other load did meanwhile: a load made for a reader (a poll round)
+ * never puts older versions under a save. A state written by an earlier driftless in the meta Secret
+ * alone (key state.json.gz) is loaded as it is, and the first save moves it into the shards, rewriting
+ * the meta Secret last, so that a crash midway leaves the old form in charge.
  */
 
 /** The meta Secret's name unless told otherwise; the shards are named after it (shardName). */
@@ -152,56 +156,93 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
   let writeCount = 0;
   /** Per Secret, writes whose answer never came (timeout, reset): each may or may not have landed. */
   const unanswered = new Map<string, Set<string>>();
+  /**
+   * Counts each change to what this store knows of the Secrets (`latest`, `known`): a load started at
+   * one count adopts what it read only if the count is the same when it ends.
+   */
+  let knowledge = 0;
 
   const open = () => {
     if (closed) throw new StateError(`the state store ${where} is closed`);
   };
-  const loaded = (state: State, read: Versions, now: Known) => {
+  /**
+   * Hands out `state` read at `read`. What it read becomes what this store knows only when nothing
+   * changed that since the load began at count `began` (a save, another load): a load for a reader
+   * never replaces a save's newer versions with the older ones it read.
+   */
+  const loaded = (
+    state: State,
+    read: Versions,
+    now: Known,
+    began: number,
+    texts: Map<string, KnownRecord>,
+  ) => {
+    versions.set(state, structuredClone(read));
+    if (knowledge !== began) return state;
+    knowledge += 1;
     latest = read;
     known = now;
-    versions.set(state, structuredClone(read));
+    serialized = texts;
     return state;
   };
-
-  const nothingSaved = (metaVersion: string): [Versions, Known] => [
-    { meta: metaVersion, shards: shardIndexes.map(() => "") },
-    { shards: shardIndexes.map(() => new Map()), top: undefined, legacy: false },
-  ];
 
   async function load(): Promise<State> {
     open();
     // A load waits for this store's own saves: what it knows of the Secrets is settled by then.
     await writes;
+    const began = knowledge;
     const meta = await read(name);
-    if (!meta) log.info("no state Secret yet: starting from an empty state");
     const metaVersion = meta?.metadata?.resourceVersion ?? "";
     const whole = meta?.data?.[STATE_KEY];
     const top = meta?.data?.[META_KEY];
-    // A Secret created empty ahead of time (e.g. by a deployment tool) is a new state, not corruption.
-    if (!whole && !top) {
-      fresh ??= newState();
-      return loaded(structuredClone(fresh), ...nothingSaved(metaVersion));
-    }
     const shards = await mapLimited(shardIndexes, PARALLEL_REQUESTS, (index) => read(shardName(name, index)));
     const readAt: Versions = {
       meta: metaVersion,
       shards: shards.map((shard) => shard?.metadata?.resourceVersion ?? ""),
     };
-    return whole ? fromSingleSecret(whole, readAt) : fromShards(top as string, shards, readAt);
+    if (whole) return fromSingleSecret(whole, readAt, began);
+    if (top) return fromShards(top, shards, readAt, began);
+    await refuseOrphanedShards(meta, shards);
+    // No Secret yet, or one created empty ahead of time (e.g. by a deployment tool): a new state.
+    if (!meta) log.info("no state Secret yet: starting from an empty state");
+    fresh ??= newState();
+    const empty: Known = { shards: shardIndexes.map(() => new Map()), top: undefined, legacy: false };
+    return loaded(structuredClone(fresh), readAt, empty, began, new Map());
+  }
+
+  /**
+   * Throws StateError when the meta Secret holds no state (gone, or emptied: a deployment tool that
+   * replaced it with an empty one, a hand edit) while shards hold records: starting afresh would forget
+   * them, with the salt of their secret hashes, and create their endpoints again.
+   */
+  async function refuseOrphanedShards(meta: V1Secret | undefined, shards: Array<V1Secret | undefined>) {
+    let records = 0;
+    let holding = 0;
+    for (const [index, shard] of shards.entries()) {
+      const count = Object.keys(await shardRecords(shard, shardName(name, index))).length;
+      records += count;
+      if (count > 0) holding += 1;
+    }
+    if (records === 0) return;
+    const what = meta ? `has no key ${META_KEY} (it was emptied or replaced)` : "is gone";
+    const shardsHold = holding === 1 ? "1 shard Secret holds" : `${holding} shard Secrets hold`;
+    throw new StateError(
+      `the state Secret ${namespace}/${name} holds no state: it ${what}, while ${shardsHold} ${records} record${records === 1 ? "" : "s"} (${name}-N). It was left as it is, and nothing is sent: restore its ${META_KEY} from a backup; without one, write a new ${META_KEY} with a new salt ("Writing a new meta Secret" in docs/operations.md), which keeps the records and sends their secrets once more. Deleting the shard Secrets instead would forget every endpoint and tile id driftless created`,
+    );
   }
 
   /** The state of an earlier release's single Secret; every shard is rewritten at the next save. */
-  async function fromSingleSecret(whole: string, readAt: Versions): Promise<State> {
+  async function fromSingleSecret(whole: string, readAt: Versions, began: number): Promise<State> {
     const state = parseState(
       await gunzipped(whole, STATE_KEY, name),
       `the state in ${where} (key ${STATE_KEY})`,
     );
-    serialized = knownRecords(state);
     log.info(
       { resources: Object.keys(state.resources).length },
       "state in the single-Secret form of an earlier driftless: the next save moves it into the shards",
     );
-    return loaded(state, readAt, { shards: shardIndexes.map(() => undefined), top: undefined, legacy: true });
+    const legacy = { shards: shardIndexes.map(() => undefined), top: undefined, legacy: true };
+    return loaded(state, readAt, legacy, began, knownRecords(state));
   }
 
   /** The state of the meta Secret's top-level fields and the shards' records, each shard read once. */
@@ -209,6 +250,7 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
     top: string,
     shards: Array<V1Secret | undefined>,
     readAt: Versions,
+    began: number,
   ): Promise<State> {
     const topText = Buffer.from(top, "base64").toString("utf8");
     const state = {
@@ -223,9 +265,9 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
       Object.assign(state.resources, records);
       ids.push(Object.keys(records));
     }
-    serialized = knownRecords(state, serialized);
-    const held = ids.map((shard) => new Map(shard.map((id) => [id, serialized.get(id) as KnownRecord])));
-    return loaded(state, readAt, { shards: held, top: topLevelText(state), legacy: false });
+    const texts = knownRecords(state, serialized);
+    const held = ids.map((shard) => new Map(shard.map((id) => [id, texts.get(id) as KnownRecord])));
+    return loaded(state, readAt, { shards: held, top: topLevelText(state), legacy: false }, began, texts);
   }
 
   /**
@@ -290,6 +332,23 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
 
   /** Writes the shards whose records differ from what the Secrets hold, and the meta Secret if needed. */
   async function persist(state: State): Promise<void> {
+    knowledge += 1;
+    try {
+      await persistInOrder(state);
+    } finally {
+      knowledge += 1;
+    }
+  }
+
+  /**
+   * The writes of a save, ordered so that it may stop after any of them (a failed write, a lost
+   * answer, the pod dying) and leave every record in at least one shard: first every shard that gains
+   * or changes records, keeping any it is about to lose; then, once all of those have landed, the
+   * shards that lose records. A rename across shards thus writes its new home before it empties the
+   * old one; the state in between holds the record twice (the old name shows Unmanaged), never zero
+   * times (the next process would create the endpoint again).
+   */
+  async function persistInOrder(state: State): Promise<void> {
     const base = versions.get(state) ?? latest;
     refuseStale(base);
     serialized = knownRecords(state, serialized);
@@ -298,8 +357,14 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
     const changed = shardIndexes.filter((index) =>
       differs(known.shards[index], byShard[index], base.shards[index]),
     );
-    const bodies = await Promise.all(
-      changed.map((index) => shardBody(index, byShard[index] as ShardRecords)),
+    const plans = changed.map((index) => planShard(index, byShard[index] as ShardRecords));
+    // Every body is made (and its size checked) before anything is sent.
+    const planned = await Promise.all(
+      plans.map(async ({ index, first, last }) => ({
+        index,
+        first: first && { records: first, body: await shardBody(index, first) },
+        last: last && { records: last, body: await shardBody(index, last) },
+      })),
     );
     const top = topLevelText(state);
     const writeMeta = known.top !== top;
@@ -307,19 +372,50 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
     // The meta Secret first, so a crash never leaves shards no meta Secret names, except when migrating:
     // then last, so the single-Secret form stays in charge until every shard is written.
     if (writeMeta && !legacy) await saveMeta(top, base);
-    const failures = await mapLimited(
-      changed.map((index, at) => ({ index, body: bodies[at] as string })),
-      PARALLEL_REQUESTS,
-      ({ index, body }) =>
-        saveShard(index, body, byShard[index] as ShardRecords, base).catch((error: unknown) => error),
+    await saveShards(
+      planned.flatMap(({ index, first }) => (first ? [{ index, ...first }] : [])),
+      base,
     );
-    const failure = failures.find((error) => error !== undefined);
-    if (failure) throw failure;
+    await saveShards(
+      planned.flatMap(({ index, last }) => (last ? [{ index, ...last }] : [])),
+      base,
+    );
     if (writeMeta && legacy) await saveMeta(top, base);
     log.debug(
       { shards: changed.length, meta: writeMeta, resources: Object.keys(state.resources).length },
       "state saved",
     );
+  }
+
+  /**
+   * What shard `index` is written with to hold `wanted`: `first` among the writes that add, `last`
+   * among those that remove (see persistInOrder). A shard that gains or changes records and loses
+   * others is written twice: first with the lost ones still in it, last without them.
+   */
+  function planShard(
+    index: number,
+    wanted: ShardRecords,
+  ): { index: number; first?: ShardRecords; last?: ShardRecords } {
+    const held = known.shards[index];
+    // Not known (the single-Secret form, whose meta Secret is rewritten last): nothing to keep.
+    if (!held) return { index, first: wanted };
+    const lost = [...held].filter(([id]) => !wanted.has(id));
+    if (lost.length === 0) return { index, first: wanted };
+    const gains = [...wanted].some(([id, { text }]) => held.get(id)?.text !== text);
+    if (!gains) return { index, last: wanted };
+    return { index, first: new Map([...wanted, ...lost]), last: wanted };
+  }
+
+  /** Writes `shards` (at most PARALLEL_REQUESTS at once); throws the first failure once all are answered. */
+  async function saveShards(
+    shards: Array<{ index: number; records: ShardRecords; body: string }>,
+    base: Versions,
+  ): Promise<void> {
+    const failures = await mapLimited(shards, PARALLEL_REQUESTS, ({ index, body, records }) =>
+      saveShard(index, body, records, base).catch((error: unknown) => error),
+    );
+    const failure = failures.find((error) => error !== undefined);
+    if (failure) throw failure;
   }
 
   /** Writes one shard; what the store knows of it follows only once the write is answered. */

@@ -50,6 +50,8 @@ export type FakeKubernetes = {
   get(resource: Resource, namespace: string, name: string): KubeObject | undefined;
   /** Stores an object as if another client had written it (bumps its resourceVersion). */
   put(resource: Resource, namespace: string, object: KubeObject): KubeObject;
+  /** Deletes an object as if another client had (`kubectl delete`). */
+  remove(resource: Resource, namespace: string, name: string): void;
   /**
    * Answers every matching request with `fault` until cleared with `setFault(undefined)`. `match`
    * defaults to every request; give a predicate to fault only some (e.g. only one client's writes).
@@ -196,6 +198,9 @@ export async function startFakeKubernetes(): Promise<FakeKubernetes> {
         object,
         objects.get(key(resource, namespace, String(object.metadata?.name))),
       ),
+    remove: (resource, namespace, name) => {
+      objects.delete(key(resource, namespace, name));
+    },
     setFault: (next, match = () => true) => {
       fault = next ? { fault: next, match } : undefined;
     },
