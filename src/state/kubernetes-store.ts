@@ -202,7 +202,8 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
     };
     if (whole) return fromSingleSecret(whole, readAt, began);
     if (top) return fromShards(top, shards, readAt, began);
-    await refuseOrphanedShards(meta, shards);
+    // The meta Secret was read before the shards: a first save that landed in between is read again.
+    if (await refuseOrphanedShards(meta, shards)) return load();
     // No Secret yet, or one created empty ahead of time (e.g. by a deployment tool): a new state.
     if (!meta) log.info("no state Secret yet: starting from an empty state");
     fresh ??= newState();
@@ -213,9 +214,14 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
   /**
    * Throws StateError when the meta Secret holds no state (gone, or emptied: a deployment tool that
    * replaced it with an empty one, a hand edit) while shards hold records: starting afresh would forget
-   * them, with the salt of their secret hashes, and create their endpoints again.
+   * them, with the salt of their secret hashes, and create their endpoints again. Returns true when the
+   * meta Secret, read again after the shards, now holds a state (the load must be made again), false
+   * when no shard holds a record.
    */
-  async function refuseOrphanedShards(meta: V1Secret | undefined, shards: Array<V1Secret | undefined>) {
+  async function refuseOrphanedShards(
+    meta: V1Secret | undefined,
+    shards: Array<V1Secret | undefined>,
+  ): Promise<boolean> {
     let records = 0;
     let holding = 0;
     for (const [index, shard] of shards.entries()) {
@@ -223,7 +229,9 @@ export function createKubernetesStateStore(options: KubernetesStateStoreOptions)
       records += count;
       if (count > 0) holding += 1;
     }
-    if (records === 0) return;
+    if (records === 0) return false;
+    const now = (await read(name))?.data;
+    if (now?.[META_KEY] || now?.[STATE_KEY]) return true;
     const what = meta ? `has no key ${META_KEY} (it was emptied or replaced)` : "is gone";
     const shardsHold = holding === 1 ? "1 shard Secret holds" : `${holding} shard Secrets hold`;
     throw new StateError(
