@@ -13,6 +13,8 @@ export type DaemonProcess = {
   logs: LogLine[];
   /** Everything written to stderr, JSON or not. */
   stderr(): string;
+  /** Everything written to stdout. */
+  stdout(): string;
   /** Resolves with the first log line (past or future) that matches. */
   waitForLog(match: (line: LogLine) => boolean, timeoutMs?: number): Promise<LogLine>;
   /** Sends `signal` and resolves with the exit code (null when killed by a signal). */
@@ -34,9 +36,12 @@ export async function startDaemonProcess(
   });
   const logs: LogLine[] = [];
   let text = "";
+  let out = "";
   let partial = "";
   const waiters = new Set<{ match: (line: LogLine) => boolean; resolve: (line: LogLine) => void }>();
-  child.stdout?.resume();
+  child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+    out += chunk;
+  });
   child.stderr?.setEncoding("utf8");
   child.stderr?.on("data", (chunk: string) => {
     text += chunk;
@@ -94,6 +99,7 @@ export async function startDaemonProcess(
     url: `http://${String(listening.address)}`,
     logs,
     stderr: () => text,
+    stdout: () => out,
     waitForLog,
     exited,
     async stop(signal = "SIGTERM", ms = 15_000) {

@@ -1,0 +1,150 @@
+import { type DaemonProcess, startDaemonProcess } from "../daemon-process.js";
+import type { StatusBody } from "../daemon-run.js";
+
+/**
+ * The daemon of the soak: one `node dist/cli.js run` at a time, killed and started again, its output
+ * of every life kept (the secrets check reads all of it), its HTTP server read with the status token.
+ */
+
+export type SoakStatus = StatusBody & {
+  passError: string | null;
+  lastPass: { startedAt: string; finishedAt: string; ok: boolean } | null;
+};
+
+/** How long the daemon gets to say it listens, and its HTTP server to answer, on a busy machine. */
+const START_MS = 60_000;
+const ANSWER_MS = 30_000;
+/** Longer than any planted secret (the Basic credentials are about 110 characters). */
+const OVERLAP = 256;
+
+export class SoakDaemon {
+  private process: DaemonProcess | undefined;
+  private readonly past: string[] = [];
+  /** How much of the running daemon's stderr and stdout the secrets check has read. */
+  private errRead = 0;
+  private outRead = 0;
+  /** Output of ended daemons the secrets check has not read yet. */
+  private pending = "";
+  starts = 0;
+  kills = 0;
+
+  constructor(
+    private readonly baseEnv: () => Record<string, string>,
+    private readonly statusToken: string,
+  ) {}
+
+  get running(): DaemonProcess | undefined {
+    return this.process;
+  }
+
+  async start(extra: Record<string, string> = {}): Promise<void> {
+    if (this.process) throw new Error("the soak starts a daemon while one runs");
+    this.process = await startDaemonProcess({ ...this.baseEnv(), ...extra }, START_MS);
+    this.errRead = 0;
+    this.outRead = 0;
+    this.starts += 1;
+  }
+
+  /** SIGKILL (or SIGTERM, a clean stop) and wait for the exit; returns the exit code. */
+  async stop(signal: "SIGKILL" | "SIGTERM"): Promise<number | null> {
+    const d = this.process;
+    if (!d) return null;
+    if (signal === "SIGKILL") this.kills += 1;
+    const code = await d.stop(signal, 60_000);
+    this.pending += this.unread(d);
+    this.past.push(d.stderr(), d.stdout());
+    this.process = undefined;
+    return code;
+  }
+
+  /** Throws when the daemon ended without being told to. */
+  checkAlive(): void {
+    const child = this.process?.child;
+    if (!child || (child.exitCode === null && child.signalCode === null)) return;
+    throw new Error(
+      `the daemon exited on its own (code ${child.exitCode}, signal ${child.signalCode}); stderr:\n${this.process?.stderr().slice(-4000)}`,
+    );
+  }
+
+  /** Everything every daemon wrote, stdout and stderr. */
+  allOutput(): string {
+    return [...this.past, this.process?.stderr() ?? "", this.process?.stdout() ?? ""].join("\n");
+  }
+
+  /**
+   * What the daemons wrote (stdout and stderr) that the last call did not return, with the few hundred
+   * characters before it, so that a secret cut between two calls is still seen whole.
+   */
+  newOutput(): string {
+    const fresh = this.pending + (this.process ? this.unread(this.process) : "");
+    this.pending = "";
+    return fresh;
+  }
+
+  private unread(d: DaemonProcess): string {
+    const err = d.stderr();
+    const out = d.stdout();
+    const text = `${err.slice(Math.max(0, this.errRead - OVERLAP))}\n${out.slice(Math.max(0, this.outRead - OVERLAP))}`;
+    this.errRead = err.length;
+    this.outRead = out.length;
+    return text;
+  }
+
+  /** Passes finished (or failed) over every life of the daemon. */
+  passes(): number {
+    const all = [...this.past, this.process?.stderr() ?? ""].join("\n");
+    return (all.match(/"msg":"pass (finished|failed)"/g) ?? []).length;
+  }
+
+  /** The last lines of the running (or last) daemon's stderr. */
+  tail(chars = 6000): string {
+    return (this.process?.stderr() ?? this.past.at(-2) ?? "").slice(-chars);
+  }
+
+  /** Log lines of the running daemon. */
+  logs() {
+    return this.process?.logs ?? [];
+  }
+
+  private async get(path: string): Promise<Response> {
+    const d = this.process;
+    if (!d) throw new Error(`no daemon to ask for ${path}`);
+    try {
+      return await fetch(`${d.url}${path}`, {
+        headers: { authorization: `Bearer ${this.statusToken}` },
+        signal: AbortSignal.timeout(ANSWER_MS),
+      });
+    } catch (error) {
+      throw new Error(
+        `the daemon's GET ${path} got no answer in ${ANSWER_MS / 1000} s: ${(error as Error).message}`,
+      );
+    }
+  }
+
+  async status(): Promise<SoakStatus> {
+    const answer = await this.get("/status");
+    if (answer.status !== 200) throw new Error(`GET /status answered ${answer.status}`);
+    return (await answer.json()) as SoakStatus;
+  }
+
+  /** /status, /, /metrics and /healthz as text, for the secrets check. */
+  async pages(): Promise<Array<[string, string]>> {
+    const pages: Array<[string, string]> = [];
+    for (const path of ["/status", "/", "/metrics", "/healthz", "/readyz"]) {
+      pages.push([`the daemon's ${path}`, await (await this.get(path)).text()]);
+    }
+    return pages;
+  }
+
+  /** POSTs /hooks/sync/<token> as git-sync's webhook does, naming `revision`. */
+  async hook(token: string, revision: string): Promise<number> {
+    const d = this.process;
+    if (!d) return 0;
+    const answer = await fetch(`${d.url}/hooks/sync/${token}`, {
+      method: "POST",
+      headers: { "gitsync-hash": revision },
+      signal: AbortSignal.timeout(ANSWER_MS),
+    });
+    return answer.status;
+  }
+}

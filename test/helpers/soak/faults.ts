@@ -1,0 +1,111 @@
+import type { Fault as PlatformFault, Simulator } from "../../../src/simulator/index.js";
+import type { FakeKubernetes, Fault as KubernetesFault, RecordedRequest } from "../fake-kubernetes.js";
+import { between, pick, type Random } from "./edits.js";
+
+/**
+ * The faults the soak injects: the platform's (the simulator's `inject`: 429 and 503 with Retry-After,
+ * answers dropped or left hanging, with and without the work done, latency) and the Kubernetes API's
+ * (the fake API server's one fault slot: a write that lands without its answer, a write that fails,
+ * slow reads). Each returns what it did, for the step list, and counts itself by kind.
+ */
+
+export const ENDPOINT_ROUTE =
+  "/v1/organizations/{organizationId}/services/{serviceId}/datapipesReversePrivateEndpoints";
+
+/** The requests a platform fault may aim at; the endpoint create, the one never repeated blindly, most. */
+const TARGETS: Array<Pick<PlatformFault, "api" | "method" | "route">> = [
+  { api: "management", method: "POST", route: ENDPOINT_ROUTE },
+  { api: "management", method: "POST", route: ENDPOINT_ROUTE },
+  { api: "management", method: "POST", route: ENDPOINT_ROUTE },
+  { api: "management", method: "PATCH", route: "/v1/organizations/{organizationId}" },
+  { api: "management", method: "PATCH", route: "/v1/organizations/{organizationId}/keys/{keyId}" },
+  {
+    api: "management",
+    method: "PATCH",
+    route: "/v1/organizations/{organizationId}/services/{serviceId}/datapipes/{dataPipeId}",
+  },
+  {
+    api: "management",
+    method: "GET",
+    route: "/v1/organizations/{organizationId}/services/{serviceId}/backups",
+  },
+  { api: "management" },
+  { api: "observability", method: "PUT", route: "/api/v2/dashboards/{id}" },
+  { api: "observability", method: "PUT", route: "/api/v2/dashboards/{id}" },
+  { api: "observability", method: "GET", route: "/api/v2/alerts/{id}" },
+  { api: "observability" },
+];
+
+export type FaultCounts = Record<string, number>;
+
+const count = (counts: FaultCounts, kind: string) => {
+  counts[kind] = (counts[kind] ?? 0) + 1;
+};
+
+/** The longest latency injected so far: a request held that long may still take effect after its client died. */
+export type LatencyBook = { maxMs: number };
+
+export function injectPlatformFault(
+  sim: Simulator,
+  random: Random,
+  counts: FaultCounts,
+  latency: LatencyBook,
+): string {
+  const target = pick(random, TARGETS) as (typeof TARGETS)[number];
+  const times = between(random, 1, 3);
+  const where = `${target.api} ${target.method ?? "any"} ${target.route ?? "any route"} ×${times}`;
+  const roll = random();
+  const fault = ((): [string, PlatformFault] => {
+    const base = { ...target, count: times };
+    if (roll < 0.22) {
+      const retryAfter = String(between(random, 1, 2));
+      return [
+        `429 Retry-After ${retryAfter}`,
+        { ...base, kind: "status", status: 429, headers: { "retry-after": retryAfter } },
+      ];
+    }
+    if (roll < 0.4) {
+      return ["503 Retry-After 1", { ...base, kind: "status", status: 503, headers: { "retry-after": "1" } }];
+    }
+    if (roll < 0.55) return ["drop", { ...base, kind: "drop" }];
+    if (roll < 0.72) return ["drop applied", { ...base, kind: "drop", applied: true }];
+    if (roll < 0.76) return ["hang", { ...base, count: 1, kind: "hang" }];
+    if (roll < 0.8) return ["hang applied", { ...base, count: 1, kind: "hang", applied: true }];
+    const ms = between(random, 1, 15) * 100;
+    latency.maxMs = Math.max(latency.maxMs, ms);
+    return [`latency ${ms} ms`, { ...base, kind: "latency", ms }];
+  })();
+  count(counts, `platform ${fault[0].replace(/ [\d.]+( ms)?$/, "")}`);
+  sim.inject(fault[1]);
+  return `platform fault: ${fault[0]} on ${where}`;
+}
+
+/** Matches the first `times` requests `match` picks, then none. */
+function firstOf(times: number, match: (request: RecordedRequest) => boolean) {
+  let left = times;
+  return (request: RecordedRequest) => {
+    if (left <= 0 || !match(request)) return false;
+    left -= 1;
+    return true;
+  };
+}
+
+const isWrite = (request: RecordedRequest) => request.method !== "GET";
+const isRead = (request: RecordedRequest) => request.method === "GET";
+
+/** Sets the fake API server's fault (replacing the one before, which may be unspent). */
+export function injectKubernetesFault(fake: FakeKubernetes, random: Random, counts: FaultCounts): string {
+  const roll = random();
+  const times = between(random, 1, 3);
+  const [kind, fault, match]: [string, KubernetesFault, (r: RecordedRequest) => boolean] =
+    roll < 0.3
+      ? ["write lands, answer hangs", { afterEffect: "hang" }, firstOf(1, isWrite)]
+      : roll < 0.6
+        ? ["write lands, connection reset", { afterEffect: "reset" }, firstOf(times, isWrite)]
+        : roll < 0.8
+          ? ["write fails 500", { status: 500 }, firstOf(times, isWrite)]
+          : ["slow reads", { delayMs: between(random, 5, 20) }, firstOf(between(random, 200, 1500), isRead)];
+  count(counts, `kubernetes ${kind}`);
+  fake.setFault(fault, match);
+  return `kubernetes fault: ${kind}${"delayMs" in fault ? ` (${fault.delayMs} ms)` : ""}`;
+}

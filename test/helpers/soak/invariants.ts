@@ -1,0 +1,163 @@
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
+import { KubeConfig } from "@kubernetes/client-node";
+import { defaultIds as ids, type Simulator } from "../../../src/simulator/index.js";
+import { createFileStore } from "../../../src/state/file-store.js";
+import {
+  createKubernetesStateStore,
+  DEFAULT_SECRET_NAME,
+  SHARD_COUNT,
+  shardName,
+} from "../../../src/state/kubernetes-store.js";
+import type { State } from "../../../src/state/store.js";
+import { createLogger } from "../../../src/telemetry/logger.js";
+import type { FakeKubernetes } from "../fake-kubernetes.js";
+import type { StateFacts } from "./edits.js";
+import { ENDPOINT_ROUTE } from "./faults.js";
+import { liveTiles, type World } from "./world.js";
+
+/**
+ * What must hold after every step of the soak, whatever was injected: the state loads through the
+ * store's own load (journal or shards included); no endpoint is created twice; a tile id, once saved,
+ * stays the tile's in the state and on the platform; no planted secret appears in anything driftless
+ * wrote or served. Each check throws an Error saying what broke.
+ */
+
+export type StateSource =
+  | { store: "file"; dir: string }
+  | { store: "kubernetes"; fake: FakeKubernetes; namespace: string };
+
+const silent = createLogger("silent");
+
+/** The state as a new reader loads it, through the project's own load: a StateError is a broken invariant. */
+export async function loadState(source: StateSource): Promise<State> {
+  const store =
+    source.store === "file"
+      ? createFileStore(source.dir, { readOnly: true })
+      : createKubernetesStateStore({
+          kubeConfig: kubeConfigOf(source.fake),
+          namespace: source.namespace,
+          readOnly: true,
+          logger: silent,
+        });
+  try {
+    return await store.load();
+  } catch (error) {
+    throw new Error(`the state does not load: ${(error as Error).message}`, { cause: error });
+  } finally {
+    await store.close();
+  }
+}
+
+function kubeConfigOf(fake: FakeKubernetes): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(fake.kubeconfigPath);
+  return kubeConfig;
+}
+
+export function factsOf(state: State): StateFacts {
+  return { records: state.resources as StateFacts["records"] };
+}
+
+/**
+ * No endpoint object exists twice on the platform, and none was POSTed (in a way that may have taken
+ * effect: answered 2xx, or not answered) more often than once plus the operator's allowances for it.
+ */
+export function checkNoDuplicateCreate(sim: Simulator, world: World, allowances: Map<number, number>) {
+  for (const e of world.endpoints) {
+    const held = sim.state.endpoints.filter((x) => x.description === e.description);
+    if (held.length > 1) {
+      throw new Error(
+        `endpoint "${e.description}" (${e.names.join(" → ")}) exists ${held.length} times on the platform: ${held.map((x) => x.id).join(", ")}`,
+      );
+    }
+    const posts = sim.requests.filter(
+      (r) =>
+        r.method === "POST" &&
+        r.route === ENDPOINT_ROUTE &&
+        (r.body as { description?: string } | undefined)?.description === e.description &&
+        (r.status === 0 || (r.status >= 200 && r.status < 300)),
+    );
+    const allowed = 1 + (allowances.get(e.number) ?? 0);
+    if (posts.length > allowed) {
+      throw new Error(
+        `endpoint "${e.description}" was POSTed ${posts.length} times (answered ${posts.map((p) => p.status || "nothing").join(", ")}), more than once plus the ${allowed - 1} allowance(s) an operator gave`,
+      );
+    }
+  }
+}
+
+/**
+ * A tile keeps its id: the first id the state saves for it (or the id it was adopted with) is the only
+ * one the state ever holds for any of its keys, and the only one the platform shows for its name, while
+ * the manifest keeps the tile. The alert on the watched tile is never deleted (a tile sent without its
+ * id would have been). `learned` holds the ids learned so far, by tile number.
+ */
+export function checkTileIds(sim: Simulator, world: World, state: State, learned: Map<number, string>) {
+  const records = world.dashboardNames.flatMap((name) => state.resources[`Dashboard/${name}`] ?? []);
+  const platform = sim.state.dashboards.find((d) => d.id === ids.dashboardId);
+  for (const t of liveTiles(world)) {
+    for (const record of records) {
+      for (const key of t.keys) {
+        const id = record.tileIds?.[key];
+        if (!id) continue;
+        const known = learned.get(t.number) ?? t.adoptedId;
+        if (known && id !== known) {
+          throw new Error(
+            `tile "${t.name}" had id ${known}; the state's record ${record.name} now holds ${id} for its key ${key}`,
+          );
+        }
+        learned.set(t.number, id);
+      }
+    }
+    const known = learned.get(t.number) ?? t.adoptedId;
+    const shown = platform?.tiles.find((x) => x.name === t.name);
+    if (known && shown && shown.id !== known) {
+      throw new Error(`tile "${t.name}" had id ${known}; the platform now shows it as ${shown.id}`);
+    }
+  }
+  if (!sim.state.alerts.some((a) => a.id === ids.alertId)) {
+    throw new Error(`the alert ${ids.alertId} on tile ${ids.tileIds[0]} was deleted: its tile lost its id`);
+  }
+}
+
+/** Throws when any of `secrets` occurs in `text` (named `where` in the message). */
+export function checkNoSecret(where: string, text: string, secrets: Map<string, string>) {
+  for (const [name, value] of secrets) {
+    const at = text.indexOf(value);
+    if (at >= 0) {
+      throw new Error(
+        `the ${name} appears in ${where}: …${text.slice(Math.max(0, at - 200), at + value.length + 50)}…`,
+      );
+    }
+  }
+}
+
+/** Every text the state store holds: the folder's files, or each Secret with its data decoded. */
+export async function stateTexts(source: StateSource): Promise<Array<[string, string]>> {
+  if (source.store === "file") {
+    const names = await readdir(source.dir).catch(() => [] as string[]);
+    const texts: Array<[string, string]> = [];
+    for (const name of names) {
+      const text = await readFile(join(source.dir, name), "utf8").catch(() => "");
+      texts.push([join(source.dir, name), text]);
+    }
+    return texts;
+  }
+  const names = [
+    DEFAULT_SECRET_NAME,
+    ...Array.from({ length: SHARD_COUNT }, (_, i) => shardName(DEFAULT_SECRET_NAME, i)),
+  ];
+  return names.flatMap((name): Array<[string, string]> => {
+    const secret = source.fake.get("secrets", source.namespace, name);
+    if (!secret) return [];
+    const decoded = Object.values(secret.data ?? {}).map((value) => {
+      const bytes = Buffer.from(value, "base64");
+      return bytes[0] === 0x1f && bytes[1] === 0x8b
+        ? gunzipSync(bytes).toString("utf8")
+        : bytes.toString("utf8");
+    });
+    return [[`Secret ${source.namespace}/${name}`, [JSON.stringify(secret), ...decoded].join("\n")]];
+  });
+}
