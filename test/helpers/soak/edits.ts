@@ -131,7 +131,7 @@ const EDITS: Record<string, Edit> = {
     return `endpoint ${current(e.names)} removed`;
   },
   kafkaSetting(world, random) {
-    world.kafkaWaitMs = between(random, 1, 50) * 100;
+    world.kafkaWaitMs = between(random, 5, 50) * 100;
     return `kafka pipe streaming_max_insert_wait_ms ${world.kafkaWaitMs}`;
   },
   postgresBatch(world, random) {
@@ -149,8 +149,15 @@ const EDITS: Record<string, Edit> = {
   },
 };
 
-/** Endpoints come and go more often than the rest: each create is the request never repeated blindly. */
-const EDIT_DRAWS = [...Object.keys(EDITS), "endpointAdd", "endpointAdd", "endpointRemove", "endpointRename"];
+/**
+ * Endpoints come and go, and manifests are renamed, more often than the rest: a create is the request
+ * never repeated blindly, and a rename moves a record within the state.
+ */
+const EDIT_DRAWS = [
+  ...Object.keys(EDITS),
+  ...["endpointAdd", "endpointAdd", "endpointRemove", "endpointRename", "endpointRename", "endpointRename"],
+  ...["dashboardRename", "keyRename"],
+];
 
 const BREAKABLE = ["keys/api-key.yaml", "dashboards/overview.yaml", "pipes/postgres.yaml"];
 

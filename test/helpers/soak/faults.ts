@@ -1,4 +1,5 @@
 import type { Fault as PlatformFault, Simulator } from "../../../src/simulator/index.js";
+import { DEFAULT_SECRET_NAME, shardName, shardOf } from "../../../src/state/kubernetes-store.js";
 import type { FakeKubernetes, Fault as KubernetesFault, RecordedRequest } from "../fake-kubernetes.js";
 import { between, pick, type Random } from "./edits.js";
 
@@ -80,32 +81,77 @@ export function injectPlatformFault(
   return `platform fault: ${fault[0]} on ${where}`;
 }
 
-/** Matches the first `times` requests `match` picks, then none. */
-function firstOf(times: number, match: (request: RecordedRequest) => boolean) {
+/**
+ * Matches, of the next `times` requests `match` picks, each with chance `probability` (drawn from
+ * `random`), then none: a window in which some writes of a save land and others fail.
+ */
+function someOf(
+  times: number,
+  probability: number,
+  random: Random,
+  match: (request: RecordedRequest) => boolean,
+) {
   let left = times;
   return (request: RecordedRequest) => {
     if (left <= 0 || !match(request)) return false;
     left -= 1;
-    return true;
+    return random() < probability;
   };
 }
 
 const isWrite = (request: RecordedRequest) => request.method !== "GET";
 const isRead = (request: RecordedRequest) => request.method === "GET";
 
-/** Sets the fake API server's fault (replacing the one before, which may be unspent). */
+/**
+ * Sets the fake API server's fault (replacing the one before, which may be unspent) for a window of
+ * the next writes (or reads), each hit by chance: a save of several Secret writes (a rename moves a
+ * record between two shards) then lands in part.
+ */
 export function injectKubernetesFault(fake: FakeKubernetes, random: Random, counts: FaultCounts): string {
   const roll = random();
-  const times = between(random, 1, 3);
+  const writes = between(random, 2, 12);
+  const chance = between(random, 3, 8) / 10;
   const [kind, fault, match]: [string, KubernetesFault, (r: RecordedRequest) => boolean] =
-    roll < 0.3
-      ? ["write lands, answer hangs", { afterEffect: "hang" }, firstOf(1, isWrite)]
-      : roll < 0.6
-        ? ["write lands, connection reset", { afterEffect: "reset" }, firstOf(times, isWrite)]
+    roll < 0.25
+      ? ["write lands, answer hangs", { afterEffect: "hang" }, someOf(writes, chance / 3, random, isWrite)]
+      : roll < 0.5
+        ? ["write lands, connection reset", { afterEffect: "reset" }, someOf(writes, chance, random, isWrite)]
         : roll < 0.8
-          ? ["write fails 500", { status: 500 }, firstOf(times, isWrite)]
-          : ["slow reads", { delayMs: between(random, 5, 20) }, firstOf(between(random, 200, 1500), isRead)];
+          ? ["write fails 500", { status: 500 }, someOf(writes, chance, random, isWrite)]
+          : [
+              "slow reads",
+              { delayMs: between(random, 5, 20) },
+              someOf(between(random, 200, 1500), 1, random, isRead),
+            ];
   count(counts, `kubernetes ${kind}`);
   fake.setFault(fault, match);
-  return `kubernetes fault: ${kind}${"delayMs" in fault ? ` (${fault.delayMs} ms)` : ""}`;
+  const what =
+    "delayMs" in fault ? `${fault.delayMs} ms` : `${Math.round(chance * 100)}% of the next ${writes} writes`;
+  return `kubernetes fault: ${kind} (${what})`;
+}
+
+/**
+ * Aims the fake API server's fault at the first write of the shard that is the new home of a record
+ * just renamed (`ids`, `Kind/name`): it fails with 500, or lands without its answer. The save that
+ * moves the record then lands in part, the case a save's order is there for.
+ */
+export function injectRenameFault(
+  fake: FakeKubernetes,
+  random: Random,
+  counts: FaultCounts,
+  ids: string[],
+): string {
+  const id = pick(random, ids) as string;
+  const shard = shardName(DEFAULT_SECRET_NAME, shardOf(id));
+  const lands = random() < 0.3;
+  const kind = lands
+    ? "renamed record's new shard: write lands, connection reset"
+    : "renamed record's new shard: write fails 500";
+  count(counts, `kubernetes ${kind}`);
+  const fault: KubernetesFault = lands ? { afterEffect: "reset" } : { status: 500 };
+  fake.setFault(
+    fault,
+    someOf(1, 1, random, (r) => isWrite(r) && r.body?.metadata?.name === shard),
+  );
+  return `kubernetes fault: ${id}'s new shard ${shard}: ${lands ? "its write lands, the connection reset" : "its write fails 500"}`;
 }

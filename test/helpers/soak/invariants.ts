@@ -89,6 +89,52 @@ export function checkNoDuplicateCreate(sim: Simulator, world: World, allowances:
 }
 
 /**
+ * What the state must never forget, since a new process would then create again or send a tile
+ * without its id: each endpoint the platform holds (read before the state was loaded) has a record,
+ * under one of its manifest's names, with its id or with the create's intent; each tile id learned
+ * is held under one of the tile's keys by a record of one of the dashboard's names. Returns the
+ * problems (a Kubernetes load is no snapshot: one that ran beside a save may miss a record moving
+ * between shards, so the caller loads again before it calls a miss lost).
+ */
+export function forgotten(
+  held: ReadonlyMap<number, string>,
+  world: World,
+  state: State,
+  learned: ReadonlyMap<number, string>,
+): string[] {
+  const problems: string[] = [];
+  for (const e of world.endpoints) {
+    const id = held.get(e.number);
+    if (!id) continue;
+    const records = e.names.flatMap((name) => state.resources[`ReversePrivateEndpoint/${name}`] ?? []);
+    if (!records.some((r) => r.serverId === id || r.intent)) {
+      problems.push(
+        `the platform holds endpoint ${id} of "${e.description}", but the state has no record of it under ${e.names.join(", ")} (a new process would create it again)`,
+      );
+    }
+  }
+  const records = world.dashboardNames.flatMap((name) => state.resources[`Dashboard/${name}`] ?? []);
+  for (const t of liveTiles(world)) {
+    const id = learned.get(t.number);
+    if (!id || records.some((r) => t.keys.some((key) => r.tileIds?.[key] === id))) continue;
+    problems.push(
+      `the state no longer holds tile "${t.name}"'s id ${id} under any of its keys (${t.keys.join(", ")})`,
+    );
+  }
+  return problems;
+}
+
+/** The id of the endpoint the platform holds for each endpoint object, by its number. */
+export function heldEndpoints(sim: Simulator, world: World): Map<number, string> {
+  const held = new Map<number, string>();
+  for (const e of world.endpoints) {
+    const found = sim.state.endpoints.find((x) => x.description === e.description);
+    if (found) held.set(e.number, found.id);
+  }
+  return held;
+}
+
+/**
  * A tile keeps its id: the first id the state saves for it (or the id it was adopted with) is the only
  * one the state ever holds for any of its keys, and the only one the platform shows for its name, while
  * the manifest keeps the tile. The alert on the watched tile is never deleted (a tile sent without its

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { between, type Random } from "./edits.js";
+import { ENDPOINT_ROUTE } from "./faults.js";
 import type { FaultSoak } from "./run.js";
 import { current, render } from "./world.js";
 
@@ -27,7 +28,8 @@ export async function operateOnUnknown(soak: FaultSoak, random: Random): Promise
   for (const entry of unknown) {
     const e = soak.world.endpoints.find((x) => !x.removed && current(x.names) === entry.name);
     if (!e) continue;
-    const held = soak.sim.state.endpoints.filter((x) => x.description === e.description);
+    const held = soak.rig.sim.state.endpoints.filter((x) => x.description === e.description);
+    if (!createReached(soak, e.description, entry.lastError ?? "")) soak.unknownWithoutCreate += 1;
     if (held.length === 1) {
       e.adoptedId = held[0]?.id;
       done.push(`adopted ${entry.name} as ${e.adoptedId}`);
@@ -37,7 +39,7 @@ export async function operateOnUnknown(soak: FaultSoak, random: Random): Promise
       done.push(`allowed ${entry.name} again`);
     }
   }
-  if (done.some((d) => d.startsWith("adopted"))) await soak.layout.publish(render(soak.world));
+  if (done.some((d) => d.startsWith("adopted"))) await soak.rig.layout.publish(render(soak.world));
   if (allowed.length > 0 && unknown.some((u) => u.lastError?.includes("already used"))) {
     await soak.daemon.start();
     await waitForPass(soak, "the pass without the allowance");
@@ -50,6 +52,22 @@ export async function operateOnUnknown(soak: FaultSoak, random: Random): Promise
   const said = `operator: ${done.join("; ") || "nothing to do (renamed or removed meanwhile)"}`;
   soak.operatorLog.push(said);
   return said;
+}
+
+/**
+ * Whether a create of `description` reached the platform since the time the Unknown message names
+ * ("sent at ..."): an Unknown with none is safe (a process that died between saving the intent and
+ * sending, or whose intent save landed unanswered, cannot know), but costs an operator a look.
+ */
+function createReached(soak: FaultSoak, description: string, message: string): boolean {
+  const sentAt = Date.parse(/sent at (\S+) may or may not/.exec(message)?.[1] ?? "");
+  return soak.rig.sim.requests.some(
+    (r) =>
+      r.route === ENDPOINT_ROUTE &&
+      r.method === "POST" &&
+      (r.body as { description?: string } | undefined)?.description === description &&
+      !(r.at < sentAt - 1000),
+  );
 }
 
 /** An Unknown endpoint's message says both ways out (or that the allowance was spent, and what then). */

@@ -19,11 +19,11 @@ const SETTLE_MS = 180_000;
 const OPERATOR_ROUNDS = 3;
 
 export async function quietPhase(soak: FaultSoak): Promise<void> {
-  soak.sim.clearFaults();
-  soak.fake?.setFault(undefined);
+  soak.rig.sim.clearFaults();
+  soak.rig.fake?.setFault(undefined);
   soak.world.broken = undefined;
-  await soak.layout.publish(render(soak.world));
-  soak.log(`quiet phase: every fault cleared, manifests whole at ${soak.layout.revision}`);
+  await soak.rig.layout.publish(render(soak.world));
+  soak.log(`quiet phase: every fault cleared, manifests whole at ${soak.rig.layout.revision}`);
   if (!soak.daemon.running) await soak.daemon.start(soak.allowanceEnv());
 
   for (let round = 1; ; round++) {
@@ -38,7 +38,7 @@ export async function quietPhase(soak: FaultSoak): Promise<void> {
     soak.log(await operateOnUnknown(soak, soak.randomOf(-round)));
   }
 
-  checkIdsAgree(soak, await loadState(soak.source));
+  checkIdsAgree(soak, await loadState(soak.rig.source));
   const code = await soak.daemon.stop("SIGTERM");
   soak.log(`quiet phase: daemon stopped, exit code ${code}`);
   if (code !== 0) throw new Error(`the daemon's clean stop exited ${code}, not 0`);
@@ -68,7 +68,7 @@ async function settled(soak: FaultSoak, since: string): Promise<SoakStatus> {
 
 /** Why `status` is not settled yet, or undefined. */
 function unsettled(soak: FaultSoak, status: SoakStatus, since: string): string | undefined {
-  if (status.revision !== soak.layout.revision) return `the last pass read ${status.revision}`;
+  if (status.revision !== soak.rig.layout.revision) return `the last pass read ${status.revision}`;
   if (!status.lastPass || status.lastPass.startedAt < since) return "no pass since the faults stopped";
   if (status.passError) return `the last pass failed: ${status.passError}`;
   const first = `ReversePrivateEndpoint/${current(soak.world.endpoints[0]?.names ?? [])}`;
@@ -94,7 +94,7 @@ const describe = (entries: Array<{ kind: string; name: string; status: string; l
 /** Each endpoint's record holds the id of the one endpoint of its description; each tile's, its platform id. */
 function checkIdsAgree(soak: FaultSoak, state: State): void {
   for (const e of liveEndpoints(soak.world)) {
-    const held = soak.sim.state.endpoints.filter((x) => x.description === e.description);
+    const held = soak.rig.sim.state.endpoints.filter((x) => x.description === e.description);
     const record = state.resources[`ReversePrivateEndpoint/${current(e.names)}`];
     if (held.length !== 1 || record?.serverId !== held[0]?.id) {
       throw new Error(
@@ -103,7 +103,7 @@ function checkIdsAgree(soak: FaultSoak, state: State): void {
     }
   }
   const record = state.resources[`Dashboard/${current(soak.world.dashboardNames)}`];
-  const platform = soak.sim.state.dashboards.find((d) => d.id === ids.dashboardId);
+  const platform = soak.rig.sim.state.dashboards.find((d) => d.id === ids.dashboardId);
   for (const t of liveTiles(soak.world)) {
     const saved = record?.tileIds?.[current(t.keys)];
     const shown = platform?.tiles.find((x) => x.name === t.name)?.id;

@@ -37,7 +37,7 @@ export function summary(report: SoakReport): string {
     `fault soak: seed ${report.seed}, ${report.store} store, ${report.contract} contract: ${report.steps} steps in ${report.faultSeconds} s of faults (${report.totalSeconds} s in all)`,
     `  ${report.kills} kills and ${report.starts} starts of the daemon, ${report.edits} edits (${report.renames} renames), ${report.passes} passes`,
     `  faults: ${faults || "none"}`,
-    `  operator: ${report.operator.join(" | ") || "never needed"}`,
+    `  operator: ${report.operator.join(" | ") || "never needed"}; Unknown without a create on the wire: ${report.unknownWithoutCreate}`,
     ...(process.env.SOAK_PRINT_STEPS === "1" ? report.stepList : []),
   ].join("\n");
 }
