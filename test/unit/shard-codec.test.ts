@@ -36,6 +36,7 @@ describe("sharding by id", () => {
   it("rule: the shard of an id is 32-bit FNV-1a of its UTF-16 code units, modulo the count (stored states depend on it)", () => {
     expect(shardOf("")).toBe(0x811c9dc5 % 512);
     expect(shardOf("a", 2 ** 32 - 1)).toBe(0xe40c292c % (2 ** 32 - 1));
+    expect([shardOf("ApiKey/ci-deployer"), shardOf("DataPipe/orders"), shardOf("")]).toEqual([378, 107, 453]);
     expect(shardOf("Dashboard/edge-2")).toBe(2);
   });
 
