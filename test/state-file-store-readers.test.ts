@@ -9,21 +9,24 @@ import { sampleRecord } from "./helpers/state-store-contract.js";
 import { until } from "./helpers/wait.js";
 
 /**
- * A load made for a reader (a poll round reading tile ids) while the same store saves for a pass: a
- * slow file system is played by a read of the journal whose answer comes 20 ms after the read (the
- * store's own calls, through node:fs/promises), which widens the window in which a save lands while
- * a load reads.
+ * A load made for a reader while the same store saves for a pass: a slow file system is played by a
+ * read of the journal whose answer the test holds back (the store's own calls, through
+ * node:fs/promises) until the pass has asked for its saves.
  */
 
-const slowJournal = vi.hoisted(() => ({ ms: 0, reads: 0 }));
+const slowJournal = vi.hoisted(() => ({
+  /** While set, a read of the journal answers only once it resolves. */
+  held: undefined as Promise<void> | undefined,
+  reads: 0,
+}));
 vi.mock("node:fs/promises", async (importOriginal) => {
   const real = await importOriginal<typeof import("node:fs/promises")>();
-  // What was read comes back `ms` later, as from a slow network file system.
+  // What was read comes back when the test lets it, as from a slow network file system.
   const readFile = (async (...args: Parameters<typeof real.readFile>) => {
     const text = await real.readFile(...args);
-    if (slowJournal.ms > 0 && String(args[0]).endsWith(JOURNAL_FILE)) {
+    if (slowJournal.held && String(args[0]).endsWith(JOURNAL_FILE)) {
       slowJournal.reads += 1;
-      await new Promise((resolve) => setTimeout(resolve, slowJournal.ms));
+      await slowJournal.held;
     }
     return text;
   }) as typeof real.readFile;
@@ -35,7 +38,7 @@ beforeEach(async () => {
   root = await mkdtemp(join(tmpdir(), "driftless-readers-"));
 });
 afterEach(async () => {
-  slowJournal.ms = 0;
+  slowJournal.held = undefined;
   slowJournal.reads = 0;
   await rm(root, { recursive: true, force: true });
 });
@@ -61,20 +64,24 @@ describe("a load for a reader while the same store saves", () => {
       await store.save(state);
     };
     await saveOne();
-    slowJournal.ms = 20;
+    let release = () => {};
+    slowJournal.held = new Promise((resolve) => {
+      release = resolve;
+    });
     // Touched by a backup tool: the next load reads the folder instead of trusting what it knows.
     const now = new Date();
     await utimes(join(dir, JOURNAL_FILE), now, now);
 
     const poll = store.load();
     await until(() => slowJournal.reads > 0);
-    // The pass saves twice while the poll's load is reading.
+    // The pass saves while the reader's load is reading, and again once it has read.
+    const first = saveOne();
+    release();
+    await Promise.all([poll, first]);
     await saveOne();
-    await saveOne();
-    await poll;
     const next = await store.load();
     await store.close();
-    slowJournal.ms = 0;
+    slowJournal.held = undefined;
     const reopened = createFileStore(dir);
     const afterClose = await reopened.load();
     await reopened.close();

@@ -9,6 +9,7 @@ import { loadSettled } from "../manifests/load.js";
 import { createParseCache } from "../manifests/read-file.js";
 import { createNotifier, type Notifier } from "../notify/notifier.js";
 import { createReconciler } from "../reconcile/engine.js";
+import { SavedTileIds } from "../state/saved-tile-ids.js";
 import type { StateStore } from "../state/store.js";
 import { createLogger, type Logger } from "../telemetry/logger.js";
 import { createMetrics, type Metrics } from "../telemetry/metrics.js";
@@ -107,6 +108,11 @@ function daemonDeps(
 ): DaemonDeps {
   // Passes and poll rounds read the same folder: an unchanged file is parsed once for both.
   const parseCache = createParseCache();
+  // Poll rounds read the tile ids the reconciler last loaded or saved, never the state itself.
+  const tileIds = new SavedTileIds();
+  leadership.onChange((leader) => {
+    if (!leader) tileIds.forget();
+  });
   return {
     settings: {
       manifests: config.manifests,
@@ -122,7 +128,7 @@ function daemonDeps(
       manifests: config.manifests,
       parseCache,
       // A pass still running when this replica loses the Lease must not write the new leader's state.
-      store: leaderOnlyStore(store, leadership),
+      store: tileIds.recording(leaderOnlyStore(store, leadership)),
       send: platform.send,
       secrets: { env: io.env, secretsDir: config.secretsDir },
       logger: telemetry.logger,
@@ -141,7 +147,7 @@ function daemonDeps(
     leadership,
     allowCreate: config.allowCreate,
     loadManifests: async () => (await loadSettled(config.manifests, { cache: parseCache })).manifests,
-    tileIdsOf: tileIdsFrom(store),
+    tileIdsOf: (dashboard) => tileIds.of(dashboard),
     platform: platform.client,
     ...(notifier ? { notifier } : {}),
     ...telemetry,
@@ -178,19 +184,6 @@ async function createLeadership(config: Config, logger: Logger, metrics: Metrics
     renewDeadlineSeconds: config.renewDeadlineSeconds,
     retryPeriodSeconds: config.retryPeriodSeconds,
   });
-}
-
-/**
- * Tile ids of a Dashboard from the state store. The state is read once per poll round at most (a
- * round asks for every AlertWatch that names a dashboard), so a Kubernetes store sees one GET.
- */
-function tileIdsFrom(store: StateStore): (dashboard: string) => Promise<Record<string, string> | undefined> {
-  let cached: { at: number; state: ReturnType<StateStore["load"]> } | undefined;
-  return async (dashboard) => {
-    if (!cached || Date.now() - cached.at > 1_000) cached = { at: Date.now(), state: store.load() };
-    const state = await cached.state.catch(() => undefined);
-    return state?.resources[`Dashboard/${dashboard}`]?.tileIds;
-  };
 }
 
 /** The first SIGTERM or SIGINT from now on; after it (or dispose), Node's default handling is back. */

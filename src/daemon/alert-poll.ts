@@ -8,7 +8,10 @@ export type AlertPollDeps = {
   platform: PlatformClient;
   /** The Dashboard manifests of the same revision, by manifest name. */
   dashboards: ReadonlyMap<string, ManifestOf<"Dashboard">>;
-  /** Tile key → server tile id of a Dashboard, from the state store; undefined until it was applied. */
+  /**
+   * Tile key → server tile id of a Dashboard, as the reconciler last loaded or saved them (never a load
+   * of its own); undefined until it was applied.
+   */
   tileIdsOf: (dashboardName: string) => Promise<Record<string, string> | undefined>;
   signal?: AbortSignal;
 };
@@ -87,7 +90,8 @@ async function tileProblem(
   if (watched && watched !== dashboardId) {
     return `alert watches dashboard ${watched}, not ${dashboardId} (Dashboard/${name})`;
   }
-  const known = (await deps.tileIdsOf(name)) ?? {};
+  // A copy: the tiles adopted by id are added to it below.
+  const known = { ...(await deps.tileIdsOf(name)) };
   // A tile adopted by id is known before its first apply.
   for (const tile of dashboard.spec.tiles) if (tile.id && !known[tile.key]) known[tile.key] = tile.id;
   const tileId = alert.tileId ?? undefined;

@@ -50,7 +50,10 @@ export type DaemonDeps = {
   leadership: Leadership;
   /** The valid manifests of the current revision, for the polls. */
   loadManifests: () => Promise<readonly Manifest[]>;
-  /** Tile key → server tile id of a Dashboard (by manifest name), from the state store. */
+  /**
+   * Tile key → server tile id of a Dashboard (by manifest name), as the reconciler last loaded or saved
+   * them: a poll round never loads the state.
+   */
   tileIdsOf: (dashboardName: string) => Promise<Record<string, string> | undefined>;
   /** Polls alerts and backups through it. */
   platform: PlatformClient;

@@ -11,7 +11,10 @@ import type { WatchStatus } from "./status-board.js";
 
 export type PollerDeps = {
   platform: PlatformClient;
-  /** Tile key → server tile id of a Dashboard (by manifest name), from the state store. */
+  /**
+   * Tile key → server tile id of a Dashboard (by manifest name), as the reconciler last loaded or saved
+   * them: a poll round never loads the state.
+   */
   tileIdsOf: (dashboardName: string) => Promise<Record<string, string> | undefined>;
   metrics: Metrics;
   logger: Logger;

@@ -1,12 +1,25 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { performance } from "node:perf_hooks";
-import { CoordinationV1Api, type KubeConfig, type V1Lease, V1MicroTime } from "@kubernetes/client-node";
-import { ConfigError } from "../errors.js";
+import { CoordinationV1Api, type KubeConfig, type V1Lease } from "@kubernetes/client-node";
 import { abortWith, reasonOf, statusOf } from "../kubernetes/client.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import type { Leadership } from "./leadership.js";
+import {
+  afterAttempt,
+  attemptBudget,
+  checkDurations,
+  type LeaseDurations,
+  leadsAt,
+  mayTake,
+  newLease,
+  nextAttemptIn,
+  type Observation,
+  observe,
+  releasedLease,
+  renewedLease,
+} from "./lease-rules.js";
 
 /**
  * Leader election on a coordination.k8s.io/v1 Lease, as client-go's leaderelection (which
@@ -17,7 +30,8 @@ import type { Leadership } from "./leadership.js";
  * candidate notes on its own monotonic clock when it last saw the Lease record change, and takes the
  * Lease only once it has stayed unchanged for its leaseDurationSeconds. The renewTime written in it is
  * for people; replicas' wall clocks may disagree by any amount. The cost: a candidate that starts beside
- * a Lease whose holder died long ago still waits one lease duration.
+ * a Lease whose holder died long ago still waits one lease duration. The decisions are in
+ * lease-rules.ts, as pure functions of the Lease and the clocks; this file is the loop around them.
  */
 
 /** The Lease's name unless told otherwise; deploy/overlays/ha/role.yaml grants access to this name. */
@@ -57,65 +71,125 @@ export type LeaseLeadership = Leadership & {
  * ConfigError when the durations do not satisfy leaseDuration > renewDeadline > 1.2 × retryPeriod > 0.
  */
 export function createLeaseLeadership(options: LeaseLeadershipOptions): LeaseLeadership {
-  const { kubeConfig, namespace, logger, metrics } = options;
-  const name = options.name ?? DEFAULT_LEASE_NAME;
-  const identity = options.identity ?? `${hostname()}_${randomUUID().slice(0, 8)}`;
-  const leaseDuration = (options.leaseDurationSeconds ?? 15) * 1000;
-  const renewDeadline = (options.renewDeadlineSeconds ?? 10) * 1000;
-  const retryPeriod = (options.retryPeriodSeconds ?? 2) * 1000;
-  const clock = options.clock ?? Date.now;
-  const monotonic = options.monotonic ?? (() => performance.now());
-  checkDurations(leaseDuration, renewDeadline, retryPeriod);
+  const durations: LeaseDurations = {
+    leaseDuration: (options.leaseDurationSeconds ?? 15) * 1000,
+    renewDeadline: (options.renewDeadlineSeconds ?? 10) * 1000,
+    retryPeriod: (options.retryPeriodSeconds ?? 2) * 1000,
+  };
+  checkDurations(durations);
+  const campaign = new LeaseCampaign(options, durations);
+  campaign.start();
+  return {
+    identity: campaign.identity,
+    isLeader: () => campaign.isLeader(),
+    holder: () => campaign.holder(),
+    onChange: (listener) => campaign.onChange(listener),
+    stop: () => campaign.stop(),
+  };
+}
 
-  const api = kubeConfig.makeApiClient(CoordinationV1Api);
-  const log = logger.child({ lease: `${namespace}/${name}`, identity });
-  const listeners = new Set<(leader: boolean) => void>();
-  const stopping = new AbortController();
+/** The loop: an attempt every retry period, the step-down timer, the listeners, the release. */
+class LeaseCampaign {
+  readonly identity: string;
+  private readonly name: string;
+  private readonly namespace: string;
+  private readonly api: CoordinationV1Api;
+  private readonly log: Logger;
+  private readonly metrics: Pick<Metrics, "leader"> | undefined;
+  private readonly clock: () => number;
+  private readonly monotonic: () => number;
+  private readonly listeners = new Set<(leader: boolean) => void>();
+  private readonly stopping = new AbortController();
 
-  let leader = false;
+  private leader = false;
   /** The Lease as last read or written, for the leader's renewals and the release. */
-  let lease: V1Lease | undefined;
+  private lease: V1Lease | undefined;
   /** The monotonic time of the start of the last successful renewal. */
-  let renewedAt = 0;
-  let stepDownTimer: NodeJS.Timeout | undefined;
-  let nextTick: NodeJS.Timeout | undefined;
-  let ticking: Promise<void> = Promise.resolve();
-  let lastHolder: string | undefined;
-  let lastError: string | undefined;
-  /** The Lease record as last seen, and the monotonic time at which it was first seen so (observedTime). */
-  let observed: { record: string; at: number } | undefined;
+  private renewedAt = 0;
+  private stepDownTimer: NodeJS.Timeout | undefined;
+  private nextTick: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> = Promise.resolve();
+  private lastHolder: string | undefined;
+  private lastError: string | undefined;
+  private observed: Observation | undefined;
 
-  metrics?.leader.set(0);
+  constructor(
+    options: LeaseLeadershipOptions,
+    private readonly durations: LeaseDurations,
+  ) {
+    this.name = options.name ?? DEFAULT_LEASE_NAME;
+    this.namespace = options.namespace;
+    this.identity = options.identity ?? `${hostname()}_${randomUUID().slice(0, 8)}`;
+    this.clock = options.clock ?? Date.now;
+    this.monotonic = options.monotonic ?? (() => performance.now());
+    this.metrics = options.metrics;
+    this.api = options.kubeConfig.makeApiClient(CoordinationV1Api);
+    this.log = options.logger.child({ lease: `${this.namespace}/${this.name}`, identity: this.identity });
+    this.metrics?.leader.set(0);
+  }
 
-  function setLeader(next: boolean, why: string) {
-    if (leader === next) return;
-    leader = next;
-    metrics?.leader.set(next ? 1 : 0);
-    if (next) log.info({ why }, "became leader");
-    else if (stopping.signal.aborted) log.info({ why }, "stopped being leader");
-    else log.warn({ why }, "stopped being leader");
-    for (const listener of listeners) {
+  start(): void {
+    this.log.info(this.durations, "campaigning for the leader lease");
+    this.ticking = this.attempt();
+  }
+
+  // Checked against the clock too: the step-down timer fires late when the event loop is blocked,
+  // and a write asked for after the renew deadline must be refused all the same.
+  isLeader(): boolean {
+    return leadsAt(this.leader, this.renewedAt, this.durations.renewDeadline, this.monotonic());
+  }
+
+  holder(): string | undefined {
+    return this.lastHolder;
+  }
+
+  onChange(listener: (leader: boolean) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopping.signal.aborted) return;
+    this.stopping.abort();
+    clearTimeout(this.nextTick);
+    clearTimeout(this.stepDownTimer);
+    await this.ticking;
+    const wasLeader = this.leader;
+    this.setLeader(false, "stopping");
+    if (wasLeader) await this.release();
+  }
+
+  private setLeader(next: boolean, why: string): void {
+    if (this.leader === next) return;
+    this.leader = next;
+    this.metrics?.leader.set(next ? 1 : 0);
+    if (next) this.log.info({ why }, "became leader");
+    else if (this.stopping.signal.aborted) this.log.info({ why }, "stopped being leader");
+    else this.log.warn({ why }, "stopped being leader");
+    for (const listener of this.listeners) {
       try {
         listener(next);
       } catch (error) {
-        log.error({ err: error }, "a leadership listener failed");
+        this.log.error({ err: error }, "a leadership listener failed");
       }
     }
   }
 
-  function observe(holder: string | undefined) {
-    if (holder === lastHolder) return;
-    lastHolder = holder;
-    if (holder && holder !== identity) log.info({ holder }, "another replica leads");
+  private observeHolder(holder: string | undefined): void {
+    if (holder === this.lastHolder) return;
+    this.lastHolder = holder;
+    if (holder && holder !== this.identity) this.log.info({ holder }, "another replica leads");
   }
 
-  /** One attempt to acquire or renew; true when this replica holds the Lease as of `now`. */
-  async function tryAcquireOrRenew(now: number, signal: AbortSignal): Promise<boolean> {
+  /** One attempt to acquire or renew; true when this replica holds the Lease as of `wallNow`. */
+  private async tryAcquireOrRenew(wallNow: number, signal: AbortSignal): Promise<boolean> {
+    const { name, namespace, api } = this;
     const request = abortWith(signal);
     // The leader renews straight from its last write; any conflict sends it the long way round.
-    if (leader && lease) {
+    if (this.leader && this.lease) {
       try {
-        lease = await api.replaceNamespacedLease({ name, namespace, body: renewed(lease, now) }, request);
+        const body = renewedLease(this.lease, this.identity, this.durations.leaseDuration, wallNow);
+        this.lease = await api.replaceNamespacedLease({ name, namespace, body }, request);
         return true;
       } catch (error) {
         if (statusOf(error) !== 409) throw error;
@@ -126,16 +200,27 @@ export function createLeaseLeadership(options: LeaseLeadershipOptions): LeaseLea
       current = await api.readNamespacedLease({ name, namespace }, request);
     } catch (error) {
       if (statusOf(error) !== 404) throw error;
-      return create(now, request);
+      return this.create(wallNow, request);
     }
-    lease = current;
-    const spec = current.spec ?? {};
-    observe(spec.holderIdentity || undefined);
-    noteRecord(current);
-    if (spec.holderIdentity && spec.holderIdentity !== identity && !expired(current)) return false;
+    return this.takeOrFollow(current, wallNow, request);
+  }
+
+  /** Takes `current` when it is free, ours or expired (see mayTake); true when this replica holds it. */
+  private async takeOrFollow(
+    current: V1Lease,
+    wallNow: number,
+    request: ReturnType<typeof abortWith>,
+  ): Promise<boolean> {
+    const { name, namespace, identity } = this;
+    this.lease = current;
+    this.observeHolder(current.spec?.holderIdentity || undefined);
+    this.observed = observe(this.observed, current, this.monotonic());
+    if (!mayTake(current, identity, this.observed, this.monotonic(), this.durations.leaseDuration))
+      return false;
     try {
-      lease = await api.replaceNamespacedLease({ name, namespace, body: renewed(current, now) }, request);
-      observe(identity);
+      const body = renewedLease(current, identity, this.durations.leaseDuration, wallNow);
+      this.lease = await this.api.replaceNamespacedLease({ name, namespace, body }, request);
+      this.observeHolder(identity);
       return true;
     } catch (error) {
       // Another candidate won the race for the same version.
@@ -144,22 +229,12 @@ export function createLeaseLeadership(options: LeaseLeadershipOptions): LeaseLea
     }
   }
 
-  async function create(now: number, request: ReturnType<typeof abortWith>): Promise<boolean> {
-    const body: V1Lease = {
-      apiVersion: "coordination.k8s.io/v1",
-      kind: "Lease",
-      metadata: { name, namespace, labels: { "app.kubernetes.io/name": "driftless" } },
-      spec: {
-        holderIdentity: identity,
-        leaseDurationSeconds: leaseDuration / 1000,
-        acquireTime: new V1MicroTime(now),
-        renewTime: new V1MicroTime(now),
-        leaseTransitions: 0,
-      },
-    };
+  private async create(wallNow: number, request: ReturnType<typeof abortWith>): Promise<boolean> {
+    const { name, namespace } = this;
+    const body = newLease({ name, namespace }, this.identity, this.durations.leaseDuration, wallNow);
     try {
-      lease = await api.createNamespacedLease({ namespace, body }, request);
-      observe(identity);
+      this.lease = await this.api.createNamespacedLease({ namespace, body }, request);
+      this.observeHolder(this.identity);
       return true;
     } catch (error) {
       // Another candidate created it first.
@@ -168,151 +243,85 @@ export function createLeaseLeadership(options: LeaseLeadershipOptions): LeaseLea
     }
   }
 
-  /** The Lease held by this replica as of `now`: a renewal if it already held it, else a transition. */
-  function renewed(current: V1Lease, now: number): V1Lease {
-    const spec = current.spec ?? {};
-    const ours = spec.holderIdentity === identity;
-    return {
-      ...current,
-      spec: {
-        ...spec,
-        holderIdentity: identity,
-        leaseDurationSeconds: leaseDuration / 1000,
-        renewTime: new V1MicroTime(now),
-        acquireTime: ours && spec.acquireTime ? spec.acquireTime : new V1MicroTime(now),
-        leaseTransitions: (spec.leaseTransitions ?? 0) + (ours ? 0 : 1),
-      },
-    };
-  }
-
-  /** Restarts the expiry count whenever the record differs from the one last seen. */
-  function noteRecord(current: V1Lease) {
-    const spec = current.spec ?? {};
-    const record = JSON.stringify([
-      current.metadata?.resourceVersion,
-      spec.holderIdentity,
-      String(spec.renewTime),
-      spec.leaseTransitions,
-    ]);
-    if (observed?.record !== record) observed = { record, at: monotonic() };
-  }
-
-  /**
-   * Free to take: seen unchanged for its leaseDurationSeconds (as its holder wrote it, else ours) on
-   * this replica's monotonic clock. Its holder's renewTime is not compared with our clock.
-   */
-  function expired(current: V1Lease): boolean {
-    const seconds = current.spec?.leaseDurationSeconds;
-    const duration = seconds && seconds > 0 ? seconds * 1000 : leaseDuration;
-    return observed !== undefined && monotonic() > observed.at + duration;
-  }
-
-  async function tick() {
-    const started = monotonic();
-    // A leader's attempt may last until its deadline, a candidate's one renew deadline.
-    const budget = leader ? renewedAt + renewDeadline - started : renewDeadline;
-    const signal = AbortSignal.any([stopping.signal, AbortSignal.timeout(Math.max(1, Math.floor(budget)))]);
+  private async tick(): Promise<void> {
+    const { renewDeadline } = this.durations;
+    const started = this.monotonic();
+    const budget = attemptBudget(this.leader, this.renewedAt, renewDeadline, started);
+    const signal = AbortSignal.any([this.stopping.signal, AbortSignal.timeout(budget)]);
     let held = false;
     try {
-      held = await tryAcquireOrRenew(clock(), signal);
-      lastError = undefined;
+      held = await this.tryAcquireOrRenew(this.clock(), signal);
+      this.lastError = undefined;
     } catch (error) {
-      if (stopping.signal.aborted) return;
-      // Said once per distinct problem (a missing RBAC rule, an unreachable API), not every retry period.
-      const problem = reasonOf(error);
-      if (problem !== lastError) log.warn({ err: problem, leader }, "could not acquire or renew the lease");
-      lastError = problem;
+      if (this.stopping.signal.aborted) return;
+      this.warnOnce(error);
     }
-    if (stopping.signal.aborted) return;
-    if (held && monotonic() < started + renewDeadline) {
-      renewedAt = started;
-      armStepDown(started + renewDeadline - monotonic());
-      setLeader(true, "acquired the lease");
-    } else if (leader && !held && lastHolder !== identity) {
-      setLeader(false, `the lease is held by ${lastHolder ?? "nobody"}`);
+    if (this.stopping.signal.aborted) return;
+    const { leader, lastHolder: holder, identity } = this;
+    const outcome = afterAttempt({
+      held,
+      started,
+      now: this.monotonic(),
+      renewDeadline,
+      leader,
+      holder,
+      identity,
+    });
+    if (outcome.kind === "lead") {
+      this.renewedAt = outcome.renewedAt;
+      this.armStepDown(outcome.stepDownIn);
+      this.setLeader(true, "acquired the lease");
+    } else if (outcome.kind === "follow") {
+      this.setLeader(false, outcome.why);
     }
+  }
+
+  /** Said once per distinct problem (a missing RBAC rule, an unreachable API), not every retry period. */
+  private warnOnce(error: unknown): void {
+    const problem = reasonOf(error);
+    if (problem !== this.lastError) {
+      this.log.warn({ err: problem, leader: this.leader }, "could not acquire or renew the lease");
+    }
+    this.lastError = problem;
   }
 
   /** Stops leading at the renew deadline unless a renewal moves it first. */
-  function armStepDown(inMs: number) {
-    clearTimeout(stepDownTimer);
-    stepDownTimer = setTimeout(() => {
-      setLeader(false, "could not renew the lease within the renew deadline");
+  private armStepDown(inMs: number): void {
+    clearTimeout(this.stepDownTimer);
+    this.stepDownTimer = setTimeout(() => {
+      this.setLeader(false, "could not renew the lease within the renew deadline");
     }, inMs);
   }
 
   /** One tick, then the next one is scheduled whatever happened. */
-  function attempt(): Promise<void> {
-    return tick()
-      .catch((error) => log.error({ err: error }, "leader election attempt failed"))
-      .finally(schedule);
+  private attempt(): Promise<void> {
+    return this.tick()
+      .catch((error) => this.log.error({ err: error }, "leader election attempt failed"))
+      .finally(() => this.schedule());
   }
 
-  function schedule() {
-    if (stopping.signal.aborted) return;
-    // Candidates spread their attempts a little so that they do not all ask at the same moment.
-    const wait = leader ? retryPeriod : retryPeriod * (1 + Math.random() * 0.2);
-    nextTick = setTimeout(() => {
-      ticking = attempt();
+  private schedule(): void {
+    if (this.stopping.signal.aborted) return;
+    const wait = nextAttemptIn(this.leader, this.durations.retryPeriod, Math.random());
+    this.nextTick = setTimeout(() => {
+      this.ticking = this.attempt();
     }, wait);
   }
 
   /** Empties the holder so that a candidate takes over at its next attempt instead of after expiry. */
-  async function release() {
-    const request = abortWith(AbortSignal.timeout(renewDeadline));
+  private async release(): Promise<void> {
+    const { name, namespace } = this;
+    const request = abortWith(AbortSignal.timeout(this.durations.renewDeadline));
     try {
       // Re-read: the renewal that stop() interrupted may have landed after all.
-      const current = await api.readNamespacedLease({ name, namespace }, request);
-      if (current.spec?.holderIdentity !== identity) return;
-      const now = new V1MicroTime(clock());
-      const body: V1Lease = {
-        ...current,
-        spec: {
-          ...current.spec,
-          holderIdentity: "",
-          leaseDurationSeconds: 1,
-          renewTime: now,
-          acquireTime: now,
-        },
-      };
-      await api.replaceNamespacedLease({ name, namespace, body }, request);
-      log.info("released the lease");
+      const current = await this.api.readNamespacedLease({ name, namespace }, request);
+      if (current.spec?.holderIdentity !== this.identity) return;
+      const body = releasedLease(current, this.clock());
+      await this.api.replaceNamespacedLease({ name, namespace, body }, request);
+      this.log.info("released the lease");
     } catch (error) {
       // Not fatal: the others take over once the lease expires.
-      log.warn({ err: reasonOf(error) }, "could not release the lease");
+      this.log.warn({ err: reasonOf(error) }, "could not release the lease");
     }
-  }
-
-  log.info({ leaseDuration, renewDeadline, retryPeriod }, "campaigning for the leader lease");
-  ticking = attempt();
-
-  return {
-    identity,
-    // Checked against the clock too: the step-down timer fires late when the event loop is blocked,
-    // and a write asked for after the renew deadline must be refused all the same.
-    isLeader: () => leader && monotonic() < renewedAt + renewDeadline,
-    holder: () => lastHolder,
-    onChange(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    async stop() {
-      if (stopping.signal.aborted) return;
-      stopping.abort();
-      clearTimeout(nextTick);
-      clearTimeout(stepDownTimer);
-      await ticking;
-      const wasLeader = leader;
-      setLeader(false, "stopping");
-      if (wasLeader) await release();
-    },
-  };
-}
-
-function checkDurations(leaseDuration: number, renewDeadline: number, retryPeriod: number) {
-  if (!(retryPeriod > 0 && renewDeadline > 1.2 * retryPeriod && leaseDuration > renewDeadline)) {
-    throw new ConfigError(
-      `leader election needs leaseDuration > renewDeadline > 1.2 × retryPeriod > 0, got ${leaseDuration / 1000} s, ${renewDeadline / 1000} s and ${retryPeriod / 1000} s`,
-    );
   }
 }

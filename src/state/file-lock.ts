@@ -211,7 +211,7 @@ async function takeAway(path: string, staleText: string): Promise<void> {
 }
 
 function held(path: string, holder: LockHolder, options: HeldOptions): FileLock {
-  const { staleMs, refreshMs, logger } = options;
+  const { staleMs } = options;
   /** Monotonic time of the last touch that went through: how long a stall lasted, when one ends. */
   let touchedAt = performance.now();
   let released = false;
@@ -253,28 +253,8 @@ function held(path: string, holder: LockHolder, options: HeldOptions): FileLock 
     }
   }
 
-  const cannotTouch = (error: unknown) =>
-    new StateError(
-      `cannot touch the state lock ${path} (${(error as Error).message}): another driftless may take it over once it is ${staleMs / 1000} s old, so this process writes nothing more; check the state folder's file system`,
-      { cause: error },
-    );
-
-  let lastProblem: string | undefined;
-  timer = setInterval(() => {
-    check().then(
-      () => {
-        lastProblem = undefined;
-      },
-      (error: Error) => {
-        // Said once per distinct problem, not at every heartbeat; check() raises it again at each write.
-        if (error.message !== lastProblem)
-          logger?.error({ lock: path, err: error.message }, "the state lock heartbeat failed");
-        lastProblem = error.message;
-      },
-    );
-  }, refreshMs);
-  // The heartbeat alone must not keep a finished CLI alive.
-  timer.unref();
+  const cannotTouch = (error: unknown) => cannotTouchError(path, staleMs, error);
+  timer = heartbeat(check, path, options);
 
   return {
     holder,
@@ -290,6 +270,38 @@ function held(path: string, holder: LockHolder, options: HeldOptions): FileLock 
 }
 
 type HeldOptions = { staleMs: number; refreshMs: number; logger: Logger | undefined };
+
+/** Runs `check` every `refreshMs`, logging each distinct failure once; the timer is unref'd. */
+function heartbeat(
+  check: () => Promise<void>,
+  path: string,
+  { refreshMs, logger }: HeldOptions,
+): NodeJS.Timeout {
+  let lastProblem: string | undefined;
+  const timer = setInterval(() => {
+    check().then(
+      () => {
+        lastProblem = undefined;
+      },
+      (error: Error) => {
+        // Said once per distinct problem, not at every heartbeat; check() raises it again at each write.
+        if (error.message !== lastProblem)
+          logger?.error({ lock: path, err: error.message }, "the state lock heartbeat failed");
+        lastProblem = error.message;
+      },
+    );
+  }, refreshMs);
+  // The heartbeat alone must not keep a finished CLI alive.
+  timer.unref();
+  return timer;
+}
+
+function cannotTouchError(path: string, staleMs: number, error: unknown): StateError {
+  return new StateError(
+    `cannot touch the state lock ${path} (${(error as Error).message}): another driftless may take it over once it is ${staleMs / 1000} s old, so this process writes nothing more; check the state folder's file system`,
+    { cause: error },
+  );
+}
 
 /** The holder named in the lock file, undefined when there is none. Throws StateError when unreadable. */
 async function readHolder(path: string): Promise<LockHolder | undefined> {

@@ -2,9 +2,10 @@ import { mkdir, readdir, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { StateError } from "../errors.js";
 import type { Logger } from "../telemetry/logger.js";
-import { isTemporaryOf, writeFileAtomic } from "./atomic-write.js";
+import { compactsAfterSave, foldsOnClose } from "./compaction.js";
+import { appendDurably, isTemporaryOf, truncateDurably, writeFileAtomic } from "./durable-write.js";
 import { acquireFileLock, type FileLock } from "./file-lock.js";
-import { appendDurably, JOURNAL_FILE, journalLine, replayJournal, truncateDurably } from "./journal.js";
+import { JOURNAL_FILE, journalLine, replayJournal, tailAction } from "./journal.js";
 import {
   type KnownRecord,
   knownRecords,
@@ -19,8 +20,8 @@ import type { State, StateStore } from "./store.js";
  * The state store in a folder (DRIFTLESS_STATE_DIR): `state.json`, a snapshot of the whole state;
  * `state.journal`, the changes saved since (see journal.ts), so that a save writes and flushes only the
  * records it changed; and `state.lock`, held from the first load or save until close, so that two
- * processes never write the folder at once. Once the journal outgrows the snapshot (and 1 MiB), a save
- * compacts: it appends its changes as usual, replaces the snapshot atomically with the whole state,
+ * processes never write the folder at once. Once the journal outgrows the snapshot (and 1 MiB; see
+ * compaction.ts), a save compacts: it appends its changes as usual, replaces the snapshot atomically with the whole state,
  * then empties the journal. A crash at any point leaves snapshot + journal = a state that was saved:
  * between the snapshot's replacement and the journal's truncation, replaying the journal over the new
  * snapshot (which already holds every change of it) yields that same snapshot. A save cut short (a
@@ -29,20 +30,13 @@ import type { State, StateStore } from "./store.js";
  * journal. A read-only store (for `driftless plan` beside a running daemon) takes no lock, creates
  * nothing, and refuses to save.
  *
- * Loads and saves of one store take turns: a load made for a reader (a poll round reading tile ids)
- * never reads the folder while a save of this process writes it, so what it learns of the folder is
- * what the folder holds, and what the next save appends to.
+ * Loads and saves of one store take turns: a load never reads the folder while a save of this process
+ * writes it, so what it learns of the folder is what the folder holds, and what the next save appends
+ * to.
  */
 
 export const STATE_FILE = "state.json";
 export const LOCK_FILE = "state.lock";
-
-/** The journal is compacted into the snapshot once it is larger than the snapshot and than this. */
-export const MIN_COMPACTION_BYTES = 1024 * 1024;
-
-/** The journal size past which a save compacts: the snapshot's, and at least MIN_COMPACTION_BYTES. */
-const compactionBytes = (known: { snapshotBytes: number }) =>
-  Math.max(known.snapshotBytes, MIN_COMPACTION_BYTES);
 
 /** `writing`, with a failure turned into a StateError naming `path` and the system's reason. */
 async function written(path: string, writing: Promise<void>): Promise<void> {
@@ -74,135 +68,190 @@ export type FileStore = StateStore & { readonly file: string };
  * process has taken it over.
  */
 export function createFileStore(dir: string, options: FileStoreOptions = {}): FileStore {
-  const { logger, readOnly = false } = options;
-  const file = join(dir, STATE_FILE);
-  let lock: Promise<FileLock> | undefined;
-  /** The state of a store that has none saved yet, made once so its salt does not change per load. */
-  let fresh: State | undefined;
-  let writes: Promise<void> = Promise.resolve();
-  let closed = false;
-  /** Why the saved state could not be read: saving over it would lose it, so save() refuses. */
-  let unreadable: StateError | undefined;
+  const store = new FolderStore(dir, options);
+  return {
+    file: store.file,
+    load: () => store.load(),
+    save: (state) => store.save(state),
+    ensureWritable: () => store.ensureWritable(),
+    close: () => store.close(),
+  };
+}
 
-  const locked = (): Promise<FileLock> => {
-    if (closed) return Promise.reject(new StateError(`the state store ${dir} is closed`));
-    lock ??= (async () => {
-      try {
-        await mkdir(dir, { recursive: true, mode: 0o700 });
-      } catch (error) {
-        throw new StateError(`cannot create the state folder ${dir}: ${(error as Error).message}`, {
-          cause: error,
-        });
-      }
-      const taken = await acquireFileLock(join(dir, LOCK_FILE), {
-        logger,
-        staleMs: options.lockStaleMs,
-        refreshMs: options.lockRefreshMs,
-      });
-      await removeLeftovers(dir, logger);
-      return taken;
-    })().catch((error) => {
-      lock = undefined;
+/**
+ * What the folder holds, as far as this process knows: the base of the next save's journal lines, the
+ * bytes of whole lines in the journal (what a torn tail is cut back to), and, while the files still
+ * have the `signature` they had when this process last read or wrote them, what the next load returns
+ * without reading them again (the same frozen records: a load then costs no parse).
+ */
+type OnDisk = {
+  records: Map<string, KnownRecord>;
+  top: string;
+  snapshotBytes: number;
+  journalBytes: number;
+  signature?: string | undefined;
+};
+
+/** The records and top-level fields of a state, with their texts, as a save compares them. */
+type Texts = { records: Map<string, KnownRecord>; top: string };
+
+/** The shell around the journal's rules and the compaction policy: the lock, the turns, the files. */
+class FolderStore {
+  readonly file: string;
+  private readonly journal: string;
+  private readonly logger: Logger | undefined;
+  private readonly readOnly: boolean;
+  private lock: Promise<FileLock> | undefined;
+  /** The state of a store that has none saved yet, made once so its salt does not change per load. */
+  private fresh: State | undefined;
+  private writes: Promise<void> = Promise.resolve();
+  private closed = false;
+  /** Why the saved state could not be read: saving over it would lose it, so save() refuses. */
+  private unreadable: StateError | undefined;
+  private onDisk: OnDisk | undefined;
+  /** The journal holds lines an earlier driftless wrote after a torn one: the next save compacts. */
+  private mustCompact = false;
+
+  constructor(
+    private readonly dir: string,
+    private readonly options: FileStoreOptions,
+  ) {
+    this.file = join(dir, STATE_FILE);
+    this.journal = join(dir, JOURNAL_FILE);
+    this.logger = options.logger;
+    this.readOnly = options.readOnly ?? false;
+  }
+
+  async load(): Promise<State> {
+    // Every pass starts with a load: one that stalled past the stale period learns it here.
+    if (!this.readOnly) await (await this.locked()).check();
+    return this.inTurn(() => this.readState());
+  }
+
+  async save(state: State): Promise<void> {
+    if (this.readOnly) throw new StateError(`the state store ${this.dir} was opened read-only: not saving`);
+    if (this.unreadable) {
+      throw new StateError(`not saving over a state that could not be read: ${this.unreadable.message}`);
+    }
+    const held = await this.locked();
+    const texts = { records: knownRecords(state, this.onDisk?.records), top: topLevelText(state) };
+    // Saves of one process land in the order they were asked for.
+    await this.inTurn(async () => {
+      await held.check();
+      await this.persist(state, texts);
+    });
+  }
+
+  async ensureWritable(): Promise<void> {
+    if (this.readOnly) throw new StateError(`the state store ${this.dir} was opened read-only: not writing`);
+    await (await this.locked()).check();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.writes;
+    const held = await this.lock?.catch(() => undefined);
+    this.lock = undefined;
+    await this.compactOnClose(held);
+    await held?.release();
+  }
+
+  /** The lock, taken (with the folder created) at the first call. Throws StateError. */
+  private locked(): Promise<FileLock> {
+    if (this.closed) return Promise.reject(new StateError(`the state store ${this.dir} is closed`));
+    this.lock ??= this.takeLock().catch((error) => {
+      this.lock = undefined;
       throw error;
     });
-    return lock;
-  };
+    return this.lock;
+  }
 
-  const journal = join(dir, JOURNAL_FILE);
-  /**
-   * What the folder holds, as far as this process knows: the base of the next save's journal lines,
-   * the bytes of whole lines in the journal (what a torn tail is cut back to), and, while the files
-   * still have the `signature` they had before this process last read or wrote them, what the next load
-   * returns without reading them again (the same frozen records: a load then costs no parse).
-   */
-  let onDisk:
-    | {
-        records: Map<string, KnownRecord>;
-        top: string;
-        snapshotBytes: number;
-        journalBytes: number;
-        signature?: string;
-      }
-    | undefined;
-  /** The journal holds lines an earlier driftless wrote after a torn one: the next save compacts. */
-  let mustCompact = false;
+  private async takeLock(): Promise<FileLock> {
+    const { dir, logger, options } = this;
+    try {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+    } catch (error) {
+      throw new StateError(`cannot create the state folder ${dir}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    const taken = await acquireFileLock(join(dir, LOCK_FILE), {
+      logger,
+      staleMs: options.lockStaleMs,
+      refreshMs: options.lockRefreshMs,
+    });
+    await removeLeftovers(dir, logger);
+    return taken;
+  }
 
   /** Runs `step` after every load and save asked for before it, and before any asked for after. */
-  function inTurn<T>(step: () => Promise<T>): Promise<T> {
-    const done = writes.then(step);
-    writes = done.then(
+  private inTurn<T>(step: () => Promise<T>): Promise<T> {
+    const done = this.writes.then(step);
+    this.writes = done.then(
       () => {},
       () => {},
     );
     return done;
   }
 
-  async function load(): Promise<State> {
-    // Every pass starts with a load: one that stalled past the stale period learns it here.
-    if (!readOnly) await (await locked()).check();
-    return inTurn(readState);
-  }
-
-  async function readState(): Promise<State> {
+  private async readState(): Promise<State> {
     // Taken before the files are read: if they change meanwhile, the next load reads them again.
-    const signature = await signatureOf(file, journal);
+    const signature = await signatureOf(this.file, this.journal);
     // The lock holder is the only writer: unless the files were touched by hand, it knows what they hold.
-    if (onDisk?.signature && onDisk.signature === signature) return stateOf(onDisk);
+    if (this.onDisk?.signature && this.onDisk.signature === signature) return stateOf(this.onDisk);
     let read: Awaited<ReturnType<typeof readFolder>>;
     try {
-      read = await readFolder(file, journal);
+      read = await readFolder(this.file, this.journal);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") {
-        // No state (any more): an unreadable one was moved aside, as its error advises.
-        unreadable = undefined;
-        fresh ??= newState();
-        onDisk = undefined;
-        return structuredClone(fresh);
-      }
-      unreadable = new StateError(`cannot read the state ${file}: ${(error as Error).message}`, {
-        cause: error,
-      });
-      throw unreadable;
+      return this.noState(error);
     }
     try {
-      const state = parseState(read.snapshot, file);
-      const { bytes: journalBytes, torn, repaired } = replayJournal(state, read.journal, journal);
-      unreadable = undefined;
-      // A read-only store never saves: it needs no texts to compare a save against.
-      if (readOnly) return state;
-      if (torn) logger?.warn({ file: journal }, "ignoring the last journal line, cut short by a crash");
-      if (repaired.length > 0) {
-        logger?.warn(
-          { file: journal, lines: repaired },
-          "journal lines written after a torn one by an earlier driftless: each torn save ignored, the next save rewrites the state",
-        );
-        mustCompact = true;
-      }
-      onDisk = {
-        records: knownRecords(state),
-        top: topLevelText(state),
-        snapshotBytes: Buffer.byteLength(read.snapshot),
-        journalBytes,
-        signature,
-      };
-      return state;
+      return this.parsed(read, signature);
     } catch (error) {
-      unreadable = error as StateError;
+      this.unreadable = error as StateError;
       throw error;
     }
   }
 
-  async function save(state: State): Promise<void> {
-    if (readOnly) throw new StateError(`the state store ${dir} was opened read-only: not saving`);
-    if (unreadable)
-      throw new StateError(`not saving over a state that could not be read: ${unreadable.message}`);
-    const held = await locked();
-    const texts = { records: knownRecords(state, onDisk?.records), top: topLevelText(state) };
-    // Saves of one process land in the order they were asked for.
-    await inTurn(async () => {
-      await held.check();
-      await persist(state, texts);
-    });
+  /** A new state when there is none (any more): an unreadable one was moved aside, as its error advises. */
+  private noState(error: unknown): State {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
+      this.unreadable = new StateError(`cannot read the state ${this.file}: ${(error as Error).message}`, {
+        cause: error,
+      });
+      throw this.unreadable;
+    }
+    this.unreadable = undefined;
+    this.fresh ??= newState();
+    this.onDisk = undefined;
+    return structuredClone(this.fresh);
+  }
+
+  /** The state the snapshot and the journal read at `signature` hold. Throws StateError. */
+  private parsed(read: { snapshot: string; journal: string }, signature: string): State {
+    const state = parseState(read.snapshot, this.file);
+    const { bytes: journalBytes, torn, repaired } = replayJournal(state, read.journal, this.journal);
+    this.unreadable = undefined;
+    // A read-only store never saves: it needs no texts to compare a save against.
+    if (this.readOnly) return state;
+    const file = this.journal;
+    if (torn) this.logger?.warn({ file }, "ignoring the last journal line, cut short by a crash");
+    if (repaired.length > 0) {
+      this.logger?.warn(
+        { file, lines: repaired },
+        "journal lines written after a torn one by an earlier driftless: each torn save ignored, the next save rewrites the state",
+      );
+      this.mustCompact = true;
+    }
+    const snapshotBytes = Buffer.byteLength(read.snapshot);
+    this.onDisk = {
+      records: knownRecords(state),
+      top: topLevelText(state),
+      snapshotBytes,
+      journalBytes,
+      signature,
+    };
+    return state;
   }
 
   /**
@@ -210,112 +259,90 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
    * the line is appended and flushed the save has landed: a compaction that fails after it is left to
    * a later save, not reported as a failed save.
    */
-  async function persist(
-    state: State,
-    texts: { records: Map<string, KnownRecord>; top: string },
-  ): Promise<void> {
-    const base = onDisk;
+  private async persist(state: State, texts: Texts): Promise<void> {
+    const base = this.onDisk;
     const lines = base ? journalLine(base, texts) : "";
     // Nothing known of the folder, or a journal cut by someone else: the whole state is the save.
-    if (!base || (lines && !(await cutTornTail(base.journalBytes)))) return compact(state, texts);
-    if (lines) await written(journal, appendDurably(journal, lines));
+    if (!base || (lines && !(await this.readyToAppend(base.journalBytes)))) return this.compact(state, texts);
+    if (lines) await written(this.journal, appendDurably(this.journal, lines));
     const journalBytes = base.journalBytes + Buffer.byteLength(lines);
-    const signature = lines ? await signatureOf(file, journal) : base.signature;
-    onDisk = { ...texts, snapshotBytes: base.snapshotBytes, journalBytes, signature };
-    if (!mustCompact && journalBytes <= compactionBytes(base)) return;
-    await compact(state, texts).catch((error: unknown) => {
-      logger?.warn(
-        { err: error, file },
+    const signature = lines ? await signatureOf(this.file, this.journal) : base.signature;
+    const { snapshotBytes } = base;
+    this.onDisk = { ...texts, snapshotBytes, journalBytes, signature };
+    if (!compactsAfterSave({ journalBytes, snapshotBytes, mustCompact: this.mustCompact })) return;
+    await this.compact(state, texts).catch((error: unknown) => {
+      this.logger?.warn(
+        { err: error, file: this.file },
         "could not fold the journal into the state: a later save tries again",
       );
     });
   }
 
   /** Writes the whole state as the snapshot, then empties the journal (see the top of this file). */
-  async function compact(
-    state: State,
-    texts: { records: Map<string, KnownRecord>; top: string },
-  ): Promise<void> {
+  private async compact(state: State, texts: Texts): Promise<void> {
     const snapshot = serializeState(state);
-    await written(file, writeFileAtomic(file, snapshot));
+    await written(this.file, writeFileAtomic(this.file, snapshot));
     await written(
-      journal,
-      truncateDurably(journal, 0).catch((error: unknown) => {
+      this.journal,
+      truncateDurably(this.journal, 0).catch((error: unknown) => {
         if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
       }),
     );
-    mustCompact = false;
-    onDisk = {
+    this.mustCompact = false;
+    this.onDisk = {
       ...texts,
       snapshotBytes: Buffer.byteLength(snapshot),
       journalBytes: 0,
-      signature: await signatureOf(file, journal),
+      signature: await signatureOf(this.file, this.journal),
     };
   }
 
   /**
-   * Cuts the journal back to its `bytes` of whole lines when it is longer (an append cut short by a
-   * full disk or a crash left a torn line), so that the next line starts on a line of its own. Returns
-   * false when the journal is shorter than that (cut by someone else): the save then writes a snapshot.
+   * Makes the journal ready for a line after its `bytes` of whole lines (see tailAction): cuts a torn
+   * tail off. Returns false when the journal is shorter than that (cut by someone else): the save then
+   * writes a snapshot.
    */
-  async function cutTornTail(bytes: number): Promise<boolean> {
-    const size = await stat(journal).then(
+  private async readyToAppend(bytes: number): Promise<boolean> {
+    const file = this.journal;
+    const size = await stat(file).then(
       (found) => found.size,
       (error: NodeJS.ErrnoException) => {
         if (error.code === "ENOENT") return 0;
-        throw new StateError(`cannot write the state ${journal}: ${error.message}`, { cause: error });
+        throw new StateError(`cannot write the state ${file}: ${error.message}`, { cause: error });
       },
     );
-    if (size < bytes) {
-      logger?.warn(
-        { file: journal, bytes, size },
+    const action = tailAction(size, bytes);
+    if (action === "append") return true;
+    if (action === "rewrite") {
+      this.logger?.warn(
+        { file, bytes, size },
         "the journal is shorter than this process wrote it: saving the whole state",
       );
       return false;
     }
-    if (size === bytes) return true;
-    logger?.warn(
-      { file: journal, bytes: size - bytes },
-      "cutting off a torn last journal line before appending",
-    );
-    await written(journal, truncateDurably(journal, bytes));
+    this.logger?.warn({ file, bytes: size - bytes }, "cutting off a torn last journal line before appending");
+    await written(file, truncateDurably(file, bytes));
     return true;
   }
 
-  async function ensureWritable(): Promise<void> {
-    if (readOnly) throw new StateError(`the state store ${dir} was opened read-only: not writing`);
-    await (await locked()).check();
-  }
-
-  async function close(): Promise<void> {
-    closed = true;
-    await writes;
-    const held = await lock?.catch(() => undefined);
-    lock = undefined;
-    await compactOnClose(held);
-    await held?.release();
-  }
-
   /**
-   * Folds the journal into the snapshot before the lock is released, so that after a clean stop
-   * state.json alone holds the state (what an operator reads, backs up or edits by hand). A failure
-   * only leaves the journal in place, which the next load replays.
+   * Folds the journal into the snapshot before the lock is released (see foldsOnClose). A failure only
+   * leaves the journal in place, which the next load replays.
    */
-  async function compactOnClose(held: FileLock | undefined): Promise<void> {
-    if (!held || !onDisk || onDisk.journalBytes === 0 || unreadable) return;
+  private async compactOnClose(held: FileLock | undefined): Promise<void> {
+    const { onDisk } = this;
+    if (!held || !onDisk || !foldsOnClose({ ...onDisk, readable: !this.unreadable })) return;
     try {
       await held.check();
-      await writeFileAtomic(file, serializeState(stateOf(onDisk)));
-      await truncateDurably(journal, 0);
+      await writeFileAtomic(this.file, serializeState(stateOf(onDisk)));
+      await truncateDurably(this.journal, 0);
     } catch (error) {
-      logger?.warn(
-        { err: error, file: journal },
+      this.logger?.warn(
+        { err: error, file: this.journal },
         "could not fold the journal into the state on close: left for the next load",
       );
     }
   }
-
-  return { file, load, save, ensureWritable, close };
 }
 
 /**

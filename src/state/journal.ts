@@ -1,4 +1,3 @@
-import { open } from "node:fs/promises";
 import { z } from "zod";
 import { StateError } from "../errors.js";
 import { checked, type KnownRecord, TopLevelSchema } from "./state-format.js";
@@ -21,6 +20,9 @@ import { ResourceRecord, type State } from "./store.js";
  *   value, so no earlier point can parse.
  * Any other line that is not a save is refused, naming the file and line: it was edited or damaged
  * otherwise, and guessing could lose a record.
+ *
+ * Everything here is pure (unit-tested in test/unit/journal.test.ts): file-store.ts reads the file
+ * and writes it through durable-write.ts.
  */
 
 export const JOURNAL_FILE = "state.journal";
@@ -43,12 +45,13 @@ export function journalLine(
   return parts.length > 0 ? `{${parts.join(",")}}\n` : "";
 }
 
-const Line = z.strictObject({
+/** One save: the records it set, the ids it deleted, the top-level fields it replaced. */
+export const Line = z.strictObject({
   set: z.record(z.string(), ResourceRecord).optional(),
   delete: z.array(z.string()).optional(),
   top: TopLevelSchema.optional(),
 });
-type Line = z.infer<typeof Line>;
+export type Line = z.infer<typeof Line>;
 
 /** What replayJournal found. */
 export type Replayed = {
@@ -65,33 +68,67 @@ export type Replayed = {
  * line that is not a save (nor a torn save followed by a whole one).
  */
 export function replayJournal(state: State, text: string, where: string): Replayed {
-  const end = text.lastIndexOf("\n") + 1;
+  const { lines, bytes, torn } = wholeLines(text);
   const repaired: number[] = [];
-  let start = 0;
-  for (let line = 1; start < end; line++) {
-    const stop = text.indexOf("\n", start);
-    if (stop > start && !apply(state, text.slice(start, stop), `${where} line ${line}`)) repaired.push(line);
-    start = stop + 1;
+  for (const { number, text: line } of lines) {
+    const read = readLine(line, `${where} line ${number}`);
+    applyLine(state, read.line);
+    if (read.repaired) repaired.push(number);
   }
-  return { bytes: Buffer.byteLength(text.slice(0, end)), torn: end < text.length, repaired };
+  return { bytes, torn, repaired };
 }
 
-/** Applies one line; false when only the whole save at its end was applied (a repaired line). */
-function apply(state: State, text: string, where: string): boolean {
+/**
+ * The whole lines of a journal's `text`, numbered from 1, empty ones left out: those that end in a
+ * newline. What follows the last newline is a torn line (`torn`), an append a crash or a full disk cut
+ * short: that save never was. `bytes` counts the whole lines, what a torn tail is cut back to.
+ */
+export function wholeLines(text: string): {
+  lines: Array<{ number: number; text: string }>;
+  bytes: number;
+  torn: boolean;
+} {
+  const end = text.lastIndexOf("\n") + 1;
+  const lines: Array<{ number: number; text: string }> = [];
+  let start = 0;
+  for (let number = 1; start < end; number++) {
+    const stop = text.indexOf("\n", start);
+    if (stop > start) lines.push({ number, text: text.slice(start, stop) });
+    start = stop + 1;
+  }
+  return { lines, bytes: Buffer.byteLength(text.slice(0, end)), torn: end < text.length };
+}
+
+/**
+ * One whole line (`where` names its file and number) read as a save. A line that is not JSON may be a
+ * torn save followed by a whole one (`repaired`: only the whole one counts, see the top of this file).
+ * Throws StateError for anything else: a line that is not a save, or damaged otherwise.
+ */
+export function readLine(text: string, where: string): { line: Line; repaired: boolean } {
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (error) {
     const whole = wholeSaveAtEnd(text);
     if (!whole) throw corruptLine(where, error);
-    applyLine(state, whole);
-    return false;
+    return { line: whole, repaired: true };
   }
-  applyLine(state, checked(Line, json, where));
-  return true;
+  return { line: checked(Line, json, where), repaired: false };
 }
 
-function applyLine(state: State, line: Line): void {
+/**
+ * What the next append needs, from the journal's `size` on disk and the `bytes` of whole lines this
+ * process knows it holds: `append` when they agree; `cut` back to `bytes` first when the journal is
+ * longer (an append cut short left a torn line, which must never be followed by another); `rewrite`
+ * the whole state when it is shorter (cut by someone else: the saves it held would be lost).
+ */
+export function tailAction(size: number, bytes: number): "append" | "cut" | "rewrite" {
+  if (size < bytes) return "rewrite";
+  return size === bytes ? "append" : "cut";
+}
+
+/** Applies one save to `state` in place: whole values, so applying it twice changes nothing. */
+export function applyLine(state: State, line: Line): void {
   Object.assign(state.resources, line.set as Record<string, ResourceRecord> | undefined);
   for (const id of line.delete ?? []) delete state.resources[id];
   if (line.top) {
@@ -124,26 +161,4 @@ function corruptLine(where: string, error: unknown): StateError {
     `${where} is corrupt (not valid JSON: ${(error as Error).message}). It was left as it is: restore the state folder from a backup, or delete that one line from the journal, which loses only the changes of that one save (read it first: a serverId or tileIds in it is something driftless created). Do not move the state aside: driftless would forget every endpoint and tile id it created`,
     { cause: error },
   );
-}
-
-/** Appends `text` to `path` (created 0600) and flushes it to disk before resolving. */
-export async function appendDurably(path: string, text: string): Promise<void> {
-  const handle = await open(path, "a", 0o600);
-  try {
-    await handle.writeFile(text);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-/** Cuts `path` to its first `bytes` bytes (a torn last line, or compaction's 0), flushed to disk. */
-export async function truncateDurably(path: string, bytes: number): Promise<void> {
-  const handle = await open(path, "r+");
-  try {
-    await handle.truncate(bytes);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
 }
