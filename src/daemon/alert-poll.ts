@@ -2,6 +2,7 @@ import { isApiError, messageOf } from "../errors.js";
 import type { ManifestOf } from "../manifests/manifest.js";
 import type { PlatformClient } from "../platform/client.js";
 import { type Alert, dashboardOf } from "../platform/observability.js";
+import { resultOf } from "../resources.js";
 import type { WatchStatus } from "./status-board.js";
 
 export type AlertPollDeps = {
@@ -47,9 +48,10 @@ export async function pollAlert(watch: ManifestOf<"AlertWatch">, deps: AlertPoll
       gone: notFound,
       status: {
         ...base,
-        status: "Failed",
-        message,
-        ...(isApiError(error) && error.context.requestId ? { requestId: error.context.requestId } : {}),
+        ...resultOf(watch, "poll-failed", {
+          message,
+          requestId: isApiError(error) ? error.context.requestId : undefined,
+        }),
       },
     };
   }
@@ -64,9 +66,7 @@ export async function pollAlert(watch: ManifestOf<"AlertWatch">, deps: AlertPoll
     state,
     status: {
       ...base,
-      status: problem ? "Warning" : "Synced",
-      ...(problem ? { message: problem } : {}),
-      ...(requestId ? { requestId } : {}),
+      ...resultOf(watch, problem ? "watch-finding" : "in-sync", { message: problem, requestId }),
       observed,
     },
   };
