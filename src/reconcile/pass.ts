@@ -9,7 +9,7 @@ import { READY } from "../plan/reverse-private-endpoint.js";
 import { type EndpointRef, PHASES, type Phase } from "../plan/types.js";
 import { member } from "../plan/values.js";
 import { type ResourceStatus, resourceId } from "../resources.js";
-import type { ResourceRecord, State } from "../state/store.js";
+import type { State } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Facts } from "./decide.js";
 import { resolveDesired } from "./desired.js";
@@ -51,8 +51,8 @@ export async function startPass(deps: EngineDeps): Promise<Pass> {
 function rearmAllowances(state: State, allow: ReadonlySet<string>): string[] {
   const rearmed: string[] = [];
   for (const id in state.resources) {
-    const record = state.resources[id] as ResourceRecord;
-    if (record.allowanceUsedAt === undefined || allow.has(id)) continue;
+    const record = state.resources[id];
+    if (record?.allowanceUsedAt === undefined || allow.has(id)) continue;
     const { allowanceUsedAt: _rearmed, ...rest } = record;
     state.resources[id] = rest;
     rearmed.push(id);

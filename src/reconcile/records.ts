@@ -112,8 +112,8 @@ function keepOrDrop(pass: Pass, { retentionMs, now, log }: FollowOptions): Recor
   // record starts to count as deleted, and none is dropped, until the revision reads whole again.
   const unsure = pass.set.problems.some((problem) => problem.resource === undefined);
   for (const id in pass.state.resources) {
-    if (hasManifest(pass, id)) continue;
-    const record = pass.state.resources[id] as ResourceRecord;
+    const record = pass.state.resources[id];
+    if (!record || hasManifest(pass, id)) continue;
     if (unsure && record.unmanagedSince === undefined) continue;
     const since = record.unmanagedSince ?? now.toISOString();
     if (record.unmanagedSince === undefined) {
