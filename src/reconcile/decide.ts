@@ -3,7 +3,15 @@ import { messageOf } from "../errors.js";
 import { manifestId } from "../manifests/identity.js";
 import type { Kind, Manifest, ManifestOf } from "../manifests/manifest.js";
 import { planResource } from "../plan/planners.js";
-import type { EndpointRef, Outcome, PlanInput, PlannedRequest, ResourcePlan, Specs } from "../plan/types.js";
+import type {
+  EndpointRef,
+  Outcome,
+  PlanContext,
+  PlanInput,
+  PlannedRequest,
+  ResourcePlan,
+  Specs,
+} from "../plan/types.js";
 import { stored } from "../plan/values.js";
 import { type Cause, resourceId } from "../resources.js";
 import type { ResourceRecord, State } from "../state/store.js";
@@ -137,19 +145,15 @@ export function admit(manifest: Manifest, facts: Facts): Admitted | Stop | Promi
 export function decide(resource: Admitted, round: number, facts: Facts): Step {
   const { manifest, id } = resource;
   const record = facts.state.resources[id];
-  const input: PlanInput = {
-    kind: manifest.kind,
-    name: manifest.name,
-    spec: resource.spec,
-    record,
-    context: {
-      now: facts.now,
-      endpoint: facts.endpoint,
-      reassert: facts.reassert && round === 1,
-      allowCreate: round === 1 && facts.allow.has(id) && !record?.allowanceUsedAt,
-      ...(resource.managementKeyId ? { managementKeyId: resource.managementKeyId } : {}),
-    },
+  // Made field by field: this runs for every resource of every pass.
+  const context: PlanContext = {
+    now: facts.now,
+    endpoint: facts.endpoint,
+    reassert: facts.reassert && round === 1,
+    allowCreate: round === 1 && facts.allow.has(id) && !record?.allowanceUsedAt,
   };
+  if (resource.managementKeyId) context.managementKeyId = resource.managementKeyId;
+  const input: PlanInput = { kind: manifest.kind, name: manifest.name, spec: resource.spec, record, context };
   const plan = planResource(input);
   if (plan.outcome === "adopt") return { action: "adopt", input, plan };
   if (plan.outcome !== "send" || !plan.request) return nothingToSend(input, plan, round, facts);
@@ -183,7 +187,9 @@ function nothingToSend(input: PlanInput, plan: ResourcePlan, round: number, fact
   const quiet = plan.outcome === "none" && (plan.reason.startsWith("in sync") || round > 1);
   const spent = plan.outcome === "unknown" ? spentAllowance(input, facts) : "";
   const shown = spent ? { ...plan, reason: plan.reason + spent } : plan;
-  return { action: "stop", cause, plan: shown, input, ...(quiet ? {} : { message: shown.reason }) };
+  const stop: Stop = { action: "stop", cause, plan: shown, input };
+  if (!quiet) stop.message = shown.reason;
+  return stop;
 }
 
 /** What to tell an operator whose allowance to create again was already spent. */

@@ -8,7 +8,7 @@ import { ROUTES } from "../platform/routes.js";
 import { type Cause, resultOf, type Trigger } from "../resources.js";
 import type { ResourceRecord } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
-import { type Admitted, admit, decide, type Facts, type Step } from "./decide.js";
+import { type Admitted, admit, decide, type Facts, type Step, type Stop } from "./decide.js";
 import type { Effects } from "./effects.js";
 import { managedRecord } from "./records.js";
 import type { ResourceOutcome } from "./types.js";
@@ -104,7 +104,7 @@ export function runResource(
 /** The decision of round `round`, acted on. */
 function next(
   job: Job,
-  resource: Admitted | Step,
+  resource: Admitted | Stop,
   round: number,
 ): ResourceOutcome | Promise<ResourceOutcome> {
   const step = resource.action === "plan" ? decide(resource, round, job.run.facts) : resource;
