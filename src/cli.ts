@@ -2,7 +2,8 @@
 import { Argument, Command } from "commander";
 import type { z } from "zod";
 import type { Io } from "./commands/io.js";
-import { Config, readCredential, SimulatorConfig } from "./config.js";
+import { Config, SimulatorConfig } from "./config.js";
+import { readCredential } from "./credentials.js";
 import { ConfigError, isDriftlessError, messageOf } from "./errors.js";
 import {
   type CommandName,

@@ -1,19 +1,6 @@
-import { readFileSync } from "node:fs";
 import { isIPv4 } from "node:net";
 import type { z } from "zod";
-import { ConfigError } from "./errors.js";
-import { type Credential, SETTINGS, SIMULATOR_SETTINGS, schemaOf } from "./settings.js";
-
-/** The current value of a credential; throws ConfigError when its file cannot be read. */
-export function readCredential(credential: Credential | undefined): string | undefined {
-  if (!credential) return undefined;
-  if ("value" in credential) return credential.value;
-  try {
-    return readFileSync(credential.file, "utf8").trim();
-  } catch (error) {
-    throw new ConfigError(`cannot read credential file ${credential.file}`, { cause: error });
-  }
-}
+import { SETTINGS, SIMULATOR_SETTINGS, schemaOf } from "./settings.js";
 
 /** An `http://` platform URL whose host is not this machine: its credentials would travel in clear. */
 export type CleartextUrl = { field: "managementUrl" | "observabilityUrl"; env: string; url: string };

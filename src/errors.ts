@@ -69,13 +69,29 @@ export class StateError extends DriftlessError {
 }
 
 export const isDriftlessError = (e: unknown): e is DriftlessError => e instanceof DriftlessError;
+export const isConfigError = (e: unknown): e is ConfigError => e instanceof ConfigError;
 export const isManifestError = (e: unknown): e is ManifestError => e instanceof ManifestError;
 export const isApiError = (e: unknown): e is ApiError => e instanceof ApiError;
 export const isUnknownOutcomeError = (e: unknown): e is UnknownOutcomeError =>
   e instanceof UnknownOutcomeError;
+export const isSupersededError = (e: unknown): e is SupersededError => e instanceof SupersededError;
 export const isStateError = (e: unknown): e is StateError => e instanceof StateError;
 
 /** The message of anything thrown, for status and logs. */
 export function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * The `code` of a system error (`ENOENT`, `EACCES`, `ECONNRESET`, ...) or of any error that carries a
+ * string code (undici's `UND_ERR_*`); undefined for anything else.
+ */
+export function errnoOf(e: unknown): string | undefined {
+  if (typeof e !== "object" || e === null || !("code" in e)) return undefined;
+  return typeof e.code === "string" ? e.code : undefined;
+}
+
+/** What `e` was caused by (`{ cause }`), when it says. */
+export function causeOf(e: unknown): unknown {
+  return typeof e === "object" && e !== null && "cause" in e ? e.cause : undefined;
 }

@@ -1,5 +1,6 @@
 import { Option } from "commander";
 import { z } from "zod";
+import type { Credential } from "./credentials.js";
 import { Duration } from "./duration.js";
 import { ConfigError } from "./errors.js";
 import { CONTRACTS } from "./platform/routes.js";
@@ -10,12 +11,6 @@ import { CONTRACTS } from "./platform/routes.js";
  * Config, `--help` and the completion scripts all come from these tables; nothing else names a
  * setting's variable or repeats its default.
  */
-
-/**
- * A credential given directly or as a file to read. Files are re-read on every use, so a rotated
- * credential is picked up without a restart.
- */
-export type Credential = { value: string } | { file: string };
 
 export type CommandName =
   | "validate"

@@ -3,13 +3,15 @@ import { Backoff } from "../src/daemon/backoff.js";
 import { PassLoop } from "../src/daemon/pass-loop.js";
 import { soleLeader } from "../src/leader/leadership.js";
 import type { PassOptions, PassResult, ResourceStatus } from "../src/reconcile/types.js";
+import { resultOf } from "../src/resources.js";
 import { createLogger } from "../src/telemetry/logger.js";
 import { until } from "./helpers/wait.js";
 
 /** Per-resource backoff: a retry pass retries only the resources whose own backoff is due. */
 
-const failed = (name: string): ResourceStatus => ({ kind: "ApiKey", name, status: "Failed", message: "503" });
-const synced = (name: string): ResourceStatus => ({ kind: "ApiKey", name, status: "Synced" });
+const failed = (name: string): ResourceStatus =>
+  resultOf({ kind: "ApiKey", name }, "platform-error", { message: "503" });
+const synced = (name: string): ResourceStatus => resultOf({ kind: "ApiKey", name }, "in-sync");
 
 const loops: PassLoop[] = [];
 afterEach(async () => {
@@ -94,9 +96,9 @@ describe("a retry pass", () => {
 describe("terminal failures", () => {
   it("schedules no retry for a resource the platform refused for good", () => {
     const backoff = new Backoff({ baseMs: 1_000, random: () => 0.5 });
-    const refused: ResourceStatus = { ...failed("a"), message: "403", failure: "terminal" };
+    const refused = resultOf({ kind: "ApiKey", name: "a" }, "refused-by-platform", { message: "403" });
 
-    const due = backoff.record([refused, { ...failed("b"), failure: "transient" }], 0);
+    const due = backoff.record([refused, failed("b")], 0);
 
     expect(backoff.failuresOf("ApiKey/a")).toBe(0);
     expect(backoff.failuresOf("ApiKey/b")).toBe(1);

@@ -34,7 +34,10 @@ async function start() {
         pass: async () => {
           passes++;
           await gate;
-          return passResult([{ kind: "ApiKey", name: "ci-deployer", status: "Failed", message: "503" }], 2);
+          return passResult(
+            [{ kind: "ApiKey", name: "ci-deployer", status: "Failed", next: "retry", message: "503" }],
+            2,
+          );
         },
       },
       leadership,

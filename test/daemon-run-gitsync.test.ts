@@ -93,4 +93,22 @@ describe("driftless run on a git-sync layout", () => {
       run.simulator.requests.some((r) => JSON.stringify(r.body ?? "").includes("should-never-be-sent")),
     ).toBe(false);
   });
+
+  it("names the revision when the git-sync link is above the manifests folder: status and metric", async () => {
+    const nested = (name: string) =>
+      Object.fromEntries(Object.entries(files(name)).map(([path, text]) => [`manifests/${path}`, text]));
+    await run.layout.publish(nested("ci-deployer"));
+    const d = await run.start({ DRIFTLESS_MANIFESTS: `${run.layout.link}/manifests` });
+    await d.waitForLog((l) => l.msg === "pass finished");
+
+    const revision = await run.layout.publish(nested("ci-deployer-renamed"));
+
+    const shown = await until(async () => {
+      const body = await statusOf(d);
+      return body.revision === revision ? body : undefined;
+    });
+    const metrics = await metricsOf(d);
+    expect(shown.resources).toContainEqual(expect.objectContaining({ kind: "ApiKey", status: "Synced" }));
+    expect(metrics).toContain(`driftless_source_revision_info{revision="${revision}"} 1`);
+  });
 });

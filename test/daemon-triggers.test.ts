@@ -39,7 +39,7 @@ class RecordingReconciler implements Reconciler {
       ...(revision ? { revision } : {}),
       startedAt,
       finishedAt: new Date().toISOString(),
-      statuses: [{ kind: "ApiKey", name: "ci", status: "Synced" }],
+      statuses: [{ kind: "ApiKey", name: "ci", status: "Synced", next: "done" }],
       manifestErrors: 0,
       ok: true,
       ...scripted,
@@ -304,7 +304,9 @@ describe("retries and schedules", () => {
     const reconciler = new RecordingReconciler(root);
     reconciler.next.push(() => ({
       ok: false,
-      statuses: [{ kind: "ApiKey", name: "ci", status: "Failed", message: "503 from the platform" }],
+      statuses: [
+        { kind: "ApiKey", name: "ci", status: "Failed", next: "retry", message: "503 from the platform" },
+      ],
     }));
     await start({ manifests: root, reconciler });
 

@@ -2,6 +2,7 @@ import { Registry } from "prom-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createPlatform } from "../src/commands/platform.js";
 import { createReconciler } from "../src/reconcile/engine.js";
+import { resultOf } from "../src/resources.js";
 import { createFileStore } from "../src/state/file-store.js";
 import { createLogger } from "../src/telemetry/logger.js";
 import { createMetrics } from "../src/telemetry/metrics.js";
@@ -50,7 +51,7 @@ describe("re-assertion", () => {
 
   it("sends nothing for a resource the pass is told to hold, and reports the status it was given", async () => {
     world.sim.clearRequests();
-    const held = { kind: "DataPipe", name: "clicks", status: "Failed" as const, message: "503 earlier" };
+    const held = resultOf({ kind: "DataPipe", name: "clicks" }, "platform-error", { message: "503 earlier" });
 
     const result = await world.apply({
       trigger: "retry",

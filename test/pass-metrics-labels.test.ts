@@ -1,13 +1,13 @@
 import { Registry } from "prom-client";
 import { expect, it } from "vitest";
-import type { ResourceStatus } from "../src/resources.js";
+import { type ResourceStatus, resultOf } from "../src/resources.js";
 import { createMetrics } from "../src/telemetry/metrics.js";
 import { PassMetrics } from "../src/telemetry/pass-metrics.js";
 
 it('counts manifests of unknown kinds under one kind="Invalid" series, not one series per typo', async () => {
   const registry = new Registry();
   const passMetrics = new PassMetrics(createMetrics(registry, { defaultMetrics: false }));
-  const invalid = (kind: string): ResourceStatus => ({ kind, name: "x", status: "Invalid" });
+  const invalid = (kind: string): ResourceStatus => resultOf({ kind, name: "x" }, "invalid");
 
   passMetrics.recordStatuses([invalid("Dashbord"), invalid("Organisation"), invalid("x".repeat(500))]);
 
@@ -21,7 +21,7 @@ it("keeps a known kind's Invalid manifests under their own kind", async () => {
   const registry = new Registry();
   const passMetrics = new PassMetrics(createMetrics(registry, { defaultMetrics: false }));
 
-  passMetrics.recordStatuses([{ kind: "Dashboard", name: "x", status: "Invalid" }]);
+  passMetrics.recordStatuses([resultOf({ kind: "Dashboard", name: "x" }, "invalid")]);
 
   expect(await registry.metrics()).toContain('driftless_resources{kind="Dashboard",status="Invalid"} 1');
 });
@@ -31,9 +31,9 @@ it("counts Failed resources as transient or terminal in driftless_resources_fail
   const passMetrics = new PassMetrics(createMetrics(registry, { defaultMetrics: false }));
 
   passMetrics.recordStatuses([
-    { kind: "ApiKey", name: "a", status: "Failed", failure: "terminal" },
-    { kind: "ApiKey", name: "b", status: "Failed", failure: "transient" },
-    { kind: "ApiKey", name: "c", status: "Failed", failure: "transient" },
+    resultOf({ kind: "ApiKey", name: "a" }, "refused-by-platform"),
+    resultOf({ kind: "ApiKey", name: "b" }, "platform-error"),
+    resultOf({ kind: "ApiKey", name: "c" }, "save-failed"),
   ]);
 
   const text = await registry.metrics();

@@ -163,7 +163,7 @@ describe("driftless plan --base (built CLI, temporary git repository)", () => {
     expect(JSON.stringify(renamed.notes)).not.toContain("NOT kept");
   });
 
-  it("creates a new endpoint with a POST marked +, and makes a pipe that names it wait", async () => {
+  it("creates a new endpoint with a POST marked +, then sends the pipe that names it its id, as apply does in one pass", async () => {
     await edit("reverse-private-endpoints.yaml", (t) => t + ENDPOINT);
     await edit("data-pipes/orders-from-kafka.yaml", (t) =>
       t.replace(
@@ -179,7 +179,7 @@ describe("driftless plan --base (built CLI, temporary git repository)", () => {
       "+ ReversePrivateEndpoint/billing-msk: POST /v1/organizations/9a1c5e2f-3b4d-4c6e-8f70-1a2b3c4d5e6f/services/2e7d4b18-6c3a-4f95-a0b1-c2d3e4f5a6b7/datapipesReversePrivateEndpoints\n",
     );
     expect(result.stdout).toContain(
-      "… DataPipe/orders-from-kafka: waits: waits for ReversePrivateEndpoint/billing-msk",
+      '      source.kafka.reversePrivateEndpointIds: ["<id of ReversePrivateEndpoint/orders-msk>"] -> ["<id of ReversePrivateEndpoint/orders-msk>","<id of ReversePrivateEndpoint/billing-msk>"]\n',
     );
   });
 

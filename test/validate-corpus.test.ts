@@ -65,6 +65,9 @@ const expected: Record<string, string[]> = {
   "duplicate-api-object": [
     "b.yaml:8:15  DataPipe/clicks-again  spec.dataPipeId: addresses the same API object as DataPipe/clicks (a.yaml:1)",
   ],
+  "duplicate-api-object-case": [
+    "keys.yaml:17:10  ApiKey/ci-upper  spec.keyId: addresses the same API object as ApiKey/ci (keys.yaml:2)",
+  ],
   "duplicate-name": ["b.yaml:4:9  DataPipe/clicks  metadata.name: the name is already used by a.yaml:1"],
   "duplicate-tile-key": [
     "dashboard.yaml:10:13  Dashboard/overview  spec.tiles[1].key: tile key errors is used twice in this dashboard",

@@ -1,9 +1,9 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { type Config, readCredential } from "../config.js";
+import type { Config } from "../config.js";
+import { type Credential, readCredential } from "../credentials.js";
 import { ConfigError } from "../errors.js";
 import { basicAuthorization } from "../platform/management.js";
-import type { Credential } from "../settings.js";
 import { SETTINGS } from "../settings.js";
 
 /**

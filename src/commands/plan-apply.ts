@@ -6,6 +6,7 @@ import { exitCodeOf, formatView, renderPlan, summarize } from "../plan/render.js
 import { type PlanView, relabelView } from "../plan/view.js";
 import { createReconciler, planPass } from "../reconcile/engine.js";
 import type { EngineDeps, ResourceOutcome } from "../reconcile/types.js";
+import type { NextStep, PassResult } from "../resources.js";
 import { planAgainstBase } from "../review/base-plan.js";
 import { renderMarkdown } from "../review/markdown.js";
 import { NOT_COMPARED, withoutSecretValues } from "../review/secret-references.js";
@@ -165,15 +166,9 @@ export async function applyCommand(config: Config, options: PlanApplyOptions, io
         trigger: "cli",
         ...(options.allowCreate ? { allowCreate: options.allowCreate } : {}),
       });
-      const count = (status: string) => result.statuses.filter((s) => s.status === status).length;
       if (options.output === "json") {
         io.out(escapeJson(JSON.stringify({ ...result, sent, exitCode: result.ok ? 0 : 1 }, null, 2)));
-      } else {
-        const problems = result.manifestErrors;
-        io.out(
-          `Apply: ${sent.length} request(s) sent; ${count("Synced")} Synced, ${count("Pending")} Pending, ${count("Failed")} Failed, ${count("Unknown")} Unknown, ${count("Invalid")} Invalid${count("Unmanaged") > 0 ? `, ${count("Unmanaged")} Unmanaged` : ""}; ${problems} manifest problem(s).`,
-        );
-      }
+      } else io.out(applySummary(result, sent.length));
       return result.ok ? 0 : 1;
     } finally {
       await platform.close();
@@ -181,6 +176,26 @@ export async function applyCommand(config: Config, options: PlanApplyOptions, io
   } finally {
     await store.close();
   }
+}
+
+/** What each next step other than done is called in the summary, in this order. */
+const WHAT_NEXT: readonly (readonly [NextStep, string])[] = [
+  ["retry", "to retry"],
+  ["change", "waiting for a changed manifest, secret or key"],
+  ["operator", "needing an operator"],
+];
+
+/** The last line of apply: requests sent, resources per status, and what comes next when not done. */
+function applySummary(result: PassResult, sent: number): string {
+  const count = (status: string) => result.statuses.filter((s) => s.status === status).length;
+  const optional = (status: string) => (count(status) > 0 ? `, ${count(status)} ${status}` : "");
+  const statuses = `${count("Synced")} Synced, ${count("Pending")} Pending, ${count("Failed")} Failed, ${count("Unknown")} Unknown, ${count("Invalid")} Invalid${optional("Unmanaged")}${optional("Suspended")}`;
+  const next = WHAT_NEXT.flatMap(([step, label]) => {
+    const n = result.statuses.filter((s) => s.next === step).length;
+    return n > 0 ? [`${n} ${label}`] : [];
+  });
+  const then = next.length > 0 ? `; next: ${next.join(", ")}` : "";
+  return `Apply: ${sent} request(s) sent; ${statuses}; ${result.manifestErrors} manifest problem(s)${then}.`;
 }
 
 function engineDeps(

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import { type Config, cleartextUrls, readCredential } from "../config.js";
+import { type Config, cleartextUrls } from "../config.js";
+import { readCredential } from "../credentials.js";
 import { type Api, ConfigError } from "../errors.js";
 import {
   type Budget,

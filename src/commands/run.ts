@@ -137,8 +137,8 @@ function daemonDeps(
       ...secretKeyOf(config),
       unmanagedRetentionMs: parseDuration(config.unmanagedRetention),
       // A create whose outcome is unknown needs a person now, not at the end of the pass.
-      onResource: ({ status, sent }) => {
-        if (status.status === "Unknown" && sent.length > 0) notifier?.unknownCreate(status);
+      onResource: ({ status, cause }) => {
+        if (cause === "create-unanswered") notifier?.unknownCreate(status);
       },
       suspension,
     }),

@@ -1,13 +1,15 @@
 import { z } from "zod";
 import { parseListen } from "../daemon/http-server.js";
-import { messageOf } from "../errors.js";
+import { causeOf, messageOf } from "../errors.js";
 import { escapeJson, escapeLine } from "../escape.js";
 import { SETTINGS } from "../settings.js";
 import type { Io, OutputFormat } from "./io.js";
 
 /**
- * `driftless status`: a running daemon's `/status` as a table, like `kubectl get`. Exit 0 when every
- * resource is Synced, 1 otherwise, 3 when no status could be read (unreachable, refused, not a daemon).
+ * `driftless status`: a running daemon's `/status` as a table, like `kubectl get`. Exit 0 when the last
+ * pass was ok and every resource is done (Synced, or Unmanaged or Suspended by choice: nothing to do),
+ * as the pass itself reports; 1 otherwise; 3 when no status could be read (unreachable, refused, not a
+ * daemon).
  */
 
 export const EXIT_UNREACHABLE = 3;
@@ -47,6 +49,7 @@ const StatusBody = z.looseObject({
       kind: z.string(),
       name: z.string(),
       status: z.string(),
+      next: z.string().optional(),
       lastError: z.string().nullable(),
       lastAppliedAt: z.string().nullable(),
     }),
@@ -105,7 +108,8 @@ async function render(
     const text = messageOf(error);
     return { text: `cannot read the status: ${text}`, exit: EXIT_UNREACHABLE, error: text };
   }
-  const exit = body.resources.every((r) => r.status === "Synced") && body.lastPass ? 0 : 1;
+  const done = body.lastPass?.ok === true && body.resources.every((r) => r.next === "done");
+  const exit = done ? 0 : 1;
   if (options.output === "json") return { text: escapeJson(JSON.stringify(raw, null, 2)), exit };
   return { text: table(body, options.all, new Date()), exit };
 }
@@ -121,7 +125,7 @@ async function fetchStatus(
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });
   } catch (error) {
-    const cause = (error as { cause?: unknown }).cause;
+    const cause = causeOf(error);
     throw new Unreachable(
       `cannot reach the daemon at ${url} (${messageOf(cause ?? error)}): is driftless run listening there? Give its address with --url`,
     );

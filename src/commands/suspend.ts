@@ -1,4 +1,4 @@
-import { ConfigError, messageOf } from "../errors.js";
+import { ConfigError, causeOf, messageOf } from "../errors.js";
 import { escapeLine } from "../escape.js";
 import { SETTINGS } from "../settings.js";
 import type { Io } from "./io.js";
@@ -29,7 +29,7 @@ export async function switchCommand(options: SwitchOptions, io: Io): Promise<num
       signal: AbortSignal.timeout(15_000),
     });
   } catch (error) {
-    const cause = (error as { cause?: unknown }).cause;
+    const cause = causeOf(error);
     io.err(
       `driftless: cannot reach the daemon at ${url} (${messageOf(cause ?? error)}): is driftless run listening there? Give its address with --url`,
     );

@@ -2,6 +2,7 @@ import { isApiError, messageOf } from "../errors.js";
 import type { ManifestOf } from "../manifests/manifest.js";
 import type { PlatformClient } from "../platform/client.js";
 import { type Alert, dashboardOf } from "../platform/observability.js";
+import { resultOf } from "../resources.js";
 import type { WatchStatus } from "./status-board.js";
 
 export type AlertPollDeps = {
@@ -50,9 +51,10 @@ export async function pollAlert(watch: ManifestOf<"AlertWatch">, deps: AlertPoll
       gone: notFound,
       status: {
         ...base,
-        status: "Failed",
-        message,
-        ...(isApiError(error) && error.context.requestId ? { requestId: error.context.requestId } : {}),
+        ...resultOf(watch, "poll-failed", {
+          message,
+          requestId: isApiError(error) ? error.context.requestId : undefined,
+        }),
       },
     };
   }
@@ -67,9 +69,7 @@ export async function pollAlert(watch: ManifestOf<"AlertWatch">, deps: AlertPoll
     state,
     status: {
       ...base,
-      status: problem ? "Warning" : "Synced",
-      ...(problem ? { message: problem } : {}),
-      ...(requestId ? { requestId } : {}),
+      ...resultOf(watch, problem ? "watch-finding" : "in-sync", { message: problem, requestId }),
       observed,
     },
   };

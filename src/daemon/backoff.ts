@@ -1,7 +1,4 @@
-import { type ResourceStatus, type ResourceStatusName, resourceId } from "../resources.js";
-
-/** Statuses that a later pass may fix on its own: a platform error, or a dependency not ready yet. */
-const RETRYABLE: ReadonlySet<ResourceStatusName> = new Set(["Failed", "Pending"]);
+import { type ResourceStatus, resourceId } from "../resources.js";
 
 export type BackoffOptions = {
   /** Delay after the first failure; default 2 s. */
@@ -13,8 +10,9 @@ export type BackoffOptions = {
 };
 
 /**
- * Per-resource exponential backoff. Each failing resource waits base·2^(n-1) (±20% jitter, capped)
- * after its n-th consecutive failure; a resource that is Synced again, or gone from git, starts over.
+ * Per-resource exponential backoff of the resources whose next step is `retry`. Each waits
+ * base·2^(n-1) (±20% jitter, capped) after its n-th retry in a row; a resource whose next step is
+ * anything else (done, or waiting for a change or a person), or that is gone from git, starts over.
  * The retry itself is a whole level-based pass, so it always sends the newest desired state.
  */
 export class Backoff {
@@ -41,12 +39,12 @@ export class Backoff {
     const seen = new Set<string>();
     for (const status of statuses) {
       // Most statuses are of resources that never failed: then there is nothing to do, not even an id.
-      if (this.entries.size === 0 && !RETRYABLE.has(status.status)) continue;
+      if (this.entries.size === 0 && status.next !== "retry") continue;
       const key = resourceId(status);
       seen.add(key);
       if (held.has(key)) continue;
-      // A terminal failure is not retried by backoff: only a changed input (or a re-assertion) helps.
-      if (!RETRYABLE.has(status.status) || status.failure === "terminal") {
+      // Only what a later pass may fix on its own is retried: a changed input or a person fixes the rest.
+      if (status.next !== "retry") {
         this.entries.delete(key);
         continue;
       }

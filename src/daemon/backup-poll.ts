@@ -3,6 +3,7 @@ import { maxAgeMs } from "../manifests/kinds/backup-watch.js";
 import type { ManifestOf } from "../manifests/manifest.js";
 import type { PlatformClient } from "../platform/client.js";
 import type { Backup } from "../platform/management.js";
+import { resultOf } from "../resources.js";
 import type { WatchStatus } from "./status-board.js";
 
 export type BackupPollDeps = {
@@ -54,9 +55,10 @@ export async function pollBackups(
     return {
       status: {
         ...base,
-        status: "Failed",
-        message: `cannot list the backups of service ${serviceId}: ${messageOf(error)}`,
-        ...(isApiError(error) && error.context.requestId ? { requestId: error.context.requestId } : {}),
+        ...resultOf(watch, "poll-failed", {
+          message: `cannot list the backups of service ${serviceId}: ${messageOf(error)}`,
+          requestId: isApiError(error) ? error.context.requestId : undefined,
+        }),
       },
     };
   }
@@ -81,9 +83,7 @@ export async function pollBackups(
     failed,
     status: {
       ...base,
-      status: stale || failed ? "Warning" : "Synced",
-      ...(message ? { message } : {}),
-      ...(requestId ? { requestId } : {}),
+      ...resultOf(watch, stale || failed ? "watch-finding" : "in-sync", { message, requestId }),
       observed: {
         finishedAt: newest ? iso(newest.finishedAt) : null,
         sizeInBytes: newest?.sizeInBytes ?? null,

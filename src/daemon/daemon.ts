@@ -1,12 +1,11 @@
 import type { Registry } from "prom-client";
-import { readCredential } from "../config.js";
-import { messageOf } from "../errors.js";
+import { type Credential, readCredential } from "../credentials.js";
+import { causeOf, errnoOf, isSupersededError, messageOf } from "../errors.js";
 import type { Leadership } from "../leader/leadership.js";
 import type { Manifest } from "../manifests/manifest.js";
 import type { Notifier } from "../notify/notifier.js";
 import type { PlatformClient } from "../platform/client.js";
 import type { Reconciler } from "../reconcile/types.js";
-import type { Credential } from "../settings.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { PassMetrics } from "../telemetry/pass-metrics.js";
@@ -362,9 +361,9 @@ function startTriggerSchedules(deps: DaemonDeps, loop: PassLoop, polls: Polls): 
  * reading after swapping the link. The next pass reads the new revision.
  */
 export function isSuperseded(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e && depth < 10; e = (e as { cause?: unknown }).cause, depth++) {
-    const { code, name } = e as { code?: unknown; name?: unknown };
-    if (code === "ENOENT" || code === "ENOTDIR" || name === "SupersededError") return true;
+  for (let e: unknown = error, depth = 0; e && depth < 10; e = causeOf(e), depth++) {
+    const code = errnoOf(e);
+    if (code === "ENOENT" || code === "ENOTDIR" || isSupersededError(e)) return true;
   }
   return false;
 }

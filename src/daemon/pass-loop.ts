@@ -210,9 +210,9 @@ export class PassLoop {
         "pass finished",
       );
       this.deps.onPass(result, request.trigger);
-      // Only a resource that failed or waits can be backing off (and held by a retry pass).
+      // Only a resource to retry can be backing off (and held by a retry pass).
       this.lastStatuses = new Map();
-      for (const s of result.statuses) if (s.status !== "Synced") this.lastStatuses.set(resourceId(s), s);
+      for (const s of result.statuses) if (s.next === "retry") this.lastStatuses.set(resourceId(s), s);
       this.scheduleRetry(this.backoff.record(result.statuses, Date.now(), held));
     } catch (error) {
       // The revision was swapped and the old worktree deleted under the pass: read the new one. Capped,

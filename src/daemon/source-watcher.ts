@@ -1,6 +1,7 @@
-import { lstat, readlink, realpath } from "node:fs/promises";
-import { basename, dirname, isAbsolute, resolve, sep } from "node:path";
+import { lstat, realpath } from "node:fs/promises";
+import { dirname, resolve, sep } from "node:path";
 import { type FSWatcher, watch } from "chokidar";
+import { gitSyncLink, revisionLink, revisionOf } from "../manifests/revision.js";
 import { isManifestName } from "../manifests/walk.js";
 import type { Logger } from "../telemetry/logger.js";
 
@@ -16,32 +17,6 @@ export type SourceWatcher = {
   currentRevision(): Promise<string | undefined>;
   close(): Promise<void>;
 };
-
-/**
- * The symlink that swaps revisions on the way to `dir`, or undefined. git-sync's `--link` may be the
- * manifests folder itself or hold it in a subfolder. A link only counts when its target looks like
- * git-sync's (a sibling or `.worktrees/<hash>`), so that links such as macOS's /tmp, or a user's link
- * to a checkout elsewhere (whose files are edited in place and must be watched), are not taken for one.
- */
-export async function findLink(dir: string): Promise<string | undefined> {
-  for (let path = resolve(dir); ; path = dirname(path)) {
-    const stats = await lstat(path).catch(() => undefined);
-    if (stats?.isSymbolicLink() && looksLikeGitSync(await readlink(path))) return path;
-    if (dirname(path) === path) return undefined;
-  }
-}
-
-function looksLikeGitSync(target: string): boolean {
-  const segments = target.split(/[/\\]+/).filter(Boolean);
-  if (isAbsolute(target)) return false;
-  return segments.length === 1 || (segments.length === 2 && (segments[0] ?? "").startsWith("."));
-}
-
-/** The revision of a git-sync link: the name of the worktree it points to. */
-export async function revisionOf(link: string): Promise<string | undefined> {
-  const target = await readlink(link).catch(() => undefined);
-  return target === undefined ? undefined : basename(target.replace(/[/\\]+$/, ""));
-}
 
 const isHidden = (path: string, root: string) =>
   path
@@ -69,13 +44,15 @@ export async function watchSource(
     () => true,
     () => false,
   );
-  const link = (await findLink(dir)) ?? (exists ? undefined : resolve(dir));
+  const link = (await gitSyncLink(dir)) ?? (exists ? undefined : resolve(dir));
+  // The link whose target names the revision, found as a pass finds it (manifests/revision.ts).
+  const named = exists ? await revisionLink(dir) : link;
   // A tree behind an ordinary link is watched where its files are.
   const watcher = link ? await watchLink(link, onChange) : await watchTree(await realpath(dir), onChange);
   watcher.on("error", (error) => logger.warn({ err: error }, "file watcher error"));
   logger.info({ dir, link, mode: link ? "link swap" : "tree" }, "watching manifests");
   return {
-    currentRevision: async () => (link ? revisionOf(link) : undefined),
+    currentRevision: async () => (named ? revisionOf(named) : undefined),
     close: () => watcher.close(),
   };
 }

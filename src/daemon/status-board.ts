@@ -2,6 +2,7 @@ import { messageOf } from "../errors.js";
 import type { BudgetUsage } from "../platform/budget.js";
 import {
   type Failure,
+  type NextStep,
   type PassResult,
   type ResourceStatus,
   resourceId,
@@ -22,6 +23,8 @@ export type StatusEntry = {
   kind: string;
   name: string;
   status: string;
+  /** What comes next: done, retry, change (a changed input) or operator (a person must act). */
+  next: NextStep;
   /** The organization of the management kinds; absent for dashboards and alert watches. */
   organization?: string;
   /** Of a Failed resource: transient (the next pass tries again) or terminal (waits for a change). */
@@ -134,6 +137,7 @@ function entryOf(status: ResourceStatus | WatchStatus): StatusEntry {
     kind: status.kind,
     name: status.name,
     status: status.status,
+    next: status.next,
     ...(status.organization ? { organization: status.organization } : {}),
     ...("failure" in status && status.failure ? { failure: status.failure } : {}),
     lastError: status.status === "Synced" ? null : (status.message ?? null),

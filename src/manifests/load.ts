@@ -1,18 +1,18 @@
 import { lstat, realpath } from "node:fs/promises";
-import { basename } from "node:path";
-import { ConfigError, SupersededError } from "../errors.js";
+import { ConfigError, errnoOf, isConfigError, SupersededError } from "../errors.js";
 import type { Manifest, ParsedManifest } from "./manifest.js";
 import { DEFAULT_PARSE_LIMITS, type ParseLimits } from "./parse.js";
 import { withPositions } from "./positions.js";
 import { type Problem, sortProblems } from "./problem.js";
 import { type ParseCache, readManifestFiles } from "./read-file.js";
 import { checkReferences } from "./references.js";
+import { revisionAt } from "./revision.js";
 import { walkManifests } from "./walk.js";
 
 export type ManifestSet = {
   /** The real folder every file of this set was read from (a symlinked root resolved once). */
   root: string;
-  /** The link target's name when the folder given is a symlink (git-sync's revision). */
+  /** The revision read: the name of the folder git-sync's link points to (revision.ts). */
   revision?: string;
   /** The manifests that are valid and can be acted on, in file order. */
   manifests: Manifest[];
@@ -54,7 +54,7 @@ export async function loadSettled(dir: string, options: LoadOptions = {}): Promi
  * `dir` itself cannot be read.
  */
 export async function loadManifests(dir: string, options: LoadOptions = {}): Promise<ManifestSet> {
-  const { root, revision, isLink } = await resolveRoot(dir);
+  const { root, revision, link } = await resolveRoot(dir);
   const walk = await walkManifests(root);
   const problems = [...walk.problems];
   let superseded = walk.vanished;
@@ -85,26 +85,20 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
   const checked = checkReferences(manifests);
   append(problems, checked.problems);
   // git-sync swaps the link atomically; if it moved during the pass, this set is already old.
-  if (isLink && (await realpath(dir).catch(() => undefined)) !== root) superseded = true;
+  if (link && (await realpath(dir).catch(() => undefined)) !== root) superseded = true;
   return { root, revision, manifests: checked.manifests, problems: sortProblems(problems), superseded };
 }
 
-async function resolveRoot(dir: string): Promise<{ root: string; revision?: string; isLink: boolean }> {
+/** The real folder to read, and the revision it is of. Throws ConfigError when `dir` cannot be read. */
+async function resolveRoot(dir: string): Promise<{ root: string } & Awaited<ReturnType<typeof revisionAt>>> {
   try {
-    const isLink = (await lstat(dir)).isSymbolicLink();
     const root = await realpath(dir);
     if (!(await lstat(root)).isDirectory()) throw new ConfigError(`manifests folder ${dir} is not a folder`);
-    return isLink ? { root, revision: basename(root), isLink } : { root, isLink };
+    return { root, ...(await revisionAt(dir, root)) };
   } catch (error) {
-    if (error instanceof ConfigError) throw error;
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") {
-      throw new ConfigError(`manifests folder ${dir} does not exist`, { cause: error });
-    }
-    throw new ConfigError(
-      `manifests folder ${dir} cannot be read: ${(error as NodeJS.ErrnoException).code}`,
-      {
-        cause: error,
-      },
-    );
+    if (isConfigError(error)) throw error;
+    const code = errnoOf(error);
+    if (code === "ENOENT") throw new ConfigError(`manifests folder ${dir} does not exist`, { cause: error });
+    throw new ConfigError(`manifests folder ${dir} cannot be read: ${code}`, { cause: error });
   }
 }

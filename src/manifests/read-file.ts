@@ -1,4 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats, statSync } from "node:fs";
+import { errnoOf } from "../errors.js";
 import type { Manifest, ParsedManifest } from "./manifest.js";
 import { type ParseLimits, parseManifestFile } from "./parse.js";
 import type { Problem } from "./problem.js";
@@ -134,7 +135,7 @@ export function readManifestFile(
     if ("tooBig" in read) return tooBig(read.tooBig);
     ({ bytes, stamp } = read);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    const code = errnoOf(error);
     if (code === "ENOENT") return { file: found.file, manifests: [], problems: [], vanished: true };
     return refuse(`cannot read file: ${code ?? String(error)}`);
   }

@@ -1,6 +1,5 @@
-import { oncePer } from "../once-per.js";
 import { resourceId } from "../resources.js";
-import { manifestId } from "./identity.js";
+import { addressField, idKey, manifestId, manifestObject, sameId } from "./identity.js";
 import {
   type FieldPath,
   formatPath,
@@ -57,19 +56,23 @@ function uniqueNames(manifests: readonly Manifest[], check: Check): void {
   }
 }
 
-/** One API object, one manifest: two would fight over it on every pass. */
+/**
+ * One API object, one manifest, whatever the case of its ids (identity.ts): two would fight over it on
+ * every pass. Two watches of one alert or one service would export the same metric series twice.
+ */
 function oneManifestPerObject(manifests: readonly Manifest[], check: Check): void {
   const owners = new Map<string, Manifest>();
   for (const m of manifests) {
-    if (check.dropped.has(m)) continue;
-    for (const { key, path } of addresses(m)) {
-      const first = owners.get(key);
-      if (first && first !== m) {
-        check.report(m, path, `addresses the same API object as ${resourceId(first)} (${where(first)})`);
-        break;
-      }
-      owners.set(key, m);
-    }
+    const object = manifestObject(m);
+    if (check.dropped.has(m) || object === undefined) continue;
+    const first = owners.get(object);
+    if (!first) owners.set(object, m);
+    else
+      check.report(
+        m,
+        ["spec", addressField(m.kind)],
+        `addresses the same API object as ${resourceId(first)} (${where(first)})`,
+      );
   }
 }
 
@@ -101,7 +104,10 @@ function pipeEndpoints(
       return;
     }
     const { organizationId, serviceId } = m.spec;
-    if (endpoint.spec.organizationId !== organizationId || endpoint.spec.serviceId !== serviceId) {
+    if (
+      !sameId(endpoint.spec.organizationId, organizationId) ||
+      !sameId(endpoint.spec.serviceId, serviceId)
+    ) {
       check.report(
         m,
         path,
@@ -135,46 +141,16 @@ function oneDashboardPerTile(dashboards: ReadonlyMap<string, ManifestOf<"Dashboa
   for (const dashboard of dashboards.values()) {
     dashboard.spec.tiles.forEach((tile, index) => {
       if (tile.id === undefined) return;
-      const first = owners.get(tile.id);
+      const first = owners.get(idKey(tile.id));
       if (first && first !== dashboard) {
         check.report(
           dashboard,
           ["spec", "tiles", index, "id"],
           `tile ${tile.id} is already adopted by ${resourceId(first)}`,
         );
-      } else owners.set(tile.id, dashboard);
+      } else owners.set(idKey(tile.id), dashboard);
     });
   }
 }
 
 const where = (m: Manifest) => `${m.position.file}:${m.position.line}`;
-
-type Address = { key: string; path: FieldPath };
-
-/** The API objects a manifest addresses, each as a unique key and the field that names it. */
-const addresses = oncePer((m: Manifest): readonly Address[] => addressesOfSpec(m));
-
-function addressesOfSpec(m: Manifest): Address[] {
-  switch (m.kind) {
-    case "Organization":
-      return [{ key: `organization ${m.spec.organizationId}`, path: ["spec", "organizationId"] }];
-    case "ApiKey":
-      return [{ key: `key ${m.spec.organizationId}/${m.spec.keyId}`, path: ["spec", "keyId"] }];
-    case "DataPipe":
-      return [
-        {
-          key: `pipe ${m.spec.organizationId}/${m.spec.serviceId}/${m.spec.dataPipeId}`,
-          path: ["spec", "dataPipeId"],
-        },
-      ];
-    case "ReversePrivateEndpoint":
-      return m.spec.id ? [{ key: `endpoint ${m.spec.id}`, path: ["spec", "id"] }] : [];
-    case "Dashboard":
-      return [{ key: `dashboard ${m.spec.dashboardId}`, path: ["spec", "dashboardId"] }];
-    // Two watches of one alert or one service would export the same metric series twice.
-    case "AlertWatch":
-      return [{ key: `alert ${m.spec.alertId}`, path: ["spec", "alertId"] }];
-    case "BackupWatch":
-      return [{ key: `backups ${m.spec.organizationId}/${m.spec.serviceId}`, path: ["spec", "serviceId"] }];
-  }
-}

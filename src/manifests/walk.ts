@@ -1,6 +1,7 @@
 import type { Dirent, Stats } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
+import { errnoOf } from "../errors.js";
 import type { Problem } from "./problem.js";
 
 /** A manifest file found under the root: its path as users see it and the real path to read. */
@@ -18,7 +19,6 @@ export const isManifestName = (name: string) => name.endsWith(".yaml") || name.e
 const toPosix = (path: string) => path.split(sep).join("/");
 const isInside = (root: string, path: string) => path === root || path.startsWith(root + sep);
 const NOT_A_FILE = "not a regular file: not read";
-const errorCode = (error: unknown) => (error as NodeJS.ErrnoException)?.code;
 
 /**
  * Every `*.yaml`/`*.yml` file under `root` (a real path), sorted. Hidden entries (`.git`, git-sync's
@@ -38,8 +38,8 @@ export async function walkManifests(root: string): Promise<Walk> {
     try {
       entries = await readdir(dir, { withFileTypes: true });
     } catch (error) {
-      if (errorCode(error) === "ENOENT") walk.vanished = true;
-      else problem(dir, `cannot read folder: ${errorCode(error) ?? String(error)}`);
+      if (errnoOf(error) === "ENOENT") walk.vanished = true;
+      else problem(dir, `cannot read folder: ${errnoOf(error) ?? String(error)}`);
       return;
     }
     await Promise.all(entries.map((entry) => visitEntry(dir, entry)));
@@ -67,7 +67,7 @@ export async function walkManifests(root: string): Promise<Walk> {
     try {
       target = await realpath(path);
     } catch (error) {
-      const code = errorCode(error);
+      const code = errnoOf(error);
       if (code === "ELOOP") problem(path, "symlink loop: the link never reaches a file or folder");
       else if (code === "ENOENT" && isManifestName(name))
         problem(path, "broken symlink: its target does not exist");

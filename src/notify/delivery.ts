@@ -42,39 +42,15 @@ export function createDeliveryQueue(
   logger: Logger,
   options: DeliveryOptions = {},
 ): DeliveryQueue {
-  const {
-    capacity = 100,
-    baseDelayMs = 1_000,
-    maxDelayMs = 60_000,
-    attempts = 8,
-    timeoutMs = 10_000,
-  } = options;
+  const { capacity = 100 } = options;
   const log = logger.child({ destination });
   const waiting: Outgoing[] = [];
   const closing = new AbortController();
   let worker: Promise<void> | undefined;
 
-  async function deliver(outgoing: Outgoing): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await send(outgoing, timeoutMs);
-        log.info({ what: outgoing.what, attempt }, "notification delivered");
-        return;
-      } catch (error) {
-        const last = error instanceof Refused || attempt >= attempts || closing.signal.aborted;
-        log.warn(
-          { what: outgoing.what, attempt, reason: messageOf(error), final: last },
-          "notification not delivered",
-        );
-        if (last) return;
-        const delay = Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));
-        await sleep(delay, undefined, { signal: closing.signal }).catch(() => {});
-      }
-    }
-  }
-
   async function drain(): Promise<void> {
-    for (let next = waiting.shift(); next; next = waiting.shift()) await deliver(next);
+    for (let next = waiting.shift(); next; next = waiting.shift())
+      await deliver(next, options, log, closing.signal);
     worker = undefined;
   }
 
@@ -98,6 +74,32 @@ export function createDeliveryQueue(
       closing.abort();
     },
   };
+}
+
+/** Sends one entry until it is delivered, refused, out of attempts, or the queue closes. */
+async function deliver(
+  outgoing: Outgoing,
+  options: DeliveryOptions,
+  log: Logger,
+  closing: AbortSignal,
+): Promise<void> {
+  const { baseDelayMs = 1_000, maxDelayMs = 60_000, attempts = 8, timeoutMs = 10_000 } = options;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await send(outgoing, timeoutMs);
+      log.info({ what: outgoing.what, attempt }, "notification delivered");
+      return;
+    } catch (error) {
+      const last = error instanceof Refused || attempt >= attempts || closing.aborted;
+      log.warn(
+        { what: outgoing.what, attempt, reason: messageOf(error), final: last },
+        "notification not delivered",
+      );
+      if (last) return;
+      const delay = Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));
+      await sleep(delay, undefined, { signal: closing }).catch(() => {});
+    }
+  }
 }
 
 async function send({ url, headers, body }: Outgoing, timeoutMs: number): Promise<void> {

@@ -1,4 +1,5 @@
 import {
+  type NextStep,
   type PassResult,
   RESOURCE_STATUSES,
   type ResourceStatus,
@@ -11,8 +12,11 @@ import {
  * worth telling, and the GitHub commit status a pass comes to. Pure: the notifier sends them.
  */
 
-/** One resource that is not Synced, as a notification names it. */
-export type NotifiedResource = Pick<ResourceStatus, "kind" | "name" | "status" | "message" | "requestId">;
+/** One resource that is not Synced, as a notification names it, with what comes next for it. */
+export type NotifiedResource = Pick<
+  ResourceStatus,
+  "kind" | "name" | "status" | "next" | "message" | "requestId"
+>;
 
 export type PassEvent = {
   event: "pass";
@@ -77,6 +81,7 @@ const notified = (s: ResourceStatus): NotifiedResource => ({
   kind: s.kind,
   name: s.name,
   status: s.status,
+  next: s.next,
   ...(s.message ? { message: cut(s.message, MAX_MESSAGE_CHARS) } : {}),
   ...(s.requestId ? { requestId: s.requestId } : {}),
 });
@@ -140,15 +145,18 @@ export type CommitState = "success" | "failure" | "pending";
 /** GitHub's limit on a commit status description. */
 const DESCRIPTION_MAX = 140;
 
+/** Next steps that no pass can take on its own: a changed input, or a person. */
+const STUCK: ReadonlySet<NextStep> = new Set(["change", "operator"]);
+
 /**
- * The commit status a pass comes to: success when all is as git says, failure when something needs a
- * person (refused, invalid, unknown outcome, manifest problems), pending while resources still wait.
+ * The commit status a pass comes to: success when the pass is ok, failure when something waits for a
+ * changed input or a person (a refusal, an invalid manifest, an unknown outcome, manifest problems),
+ * pending while resources are still retried.
  */
 export function commitStatusOf(result: PassResult): { state: CommitState; description: string } {
   const counts = countsOf(result);
-  const needsPerson =
-    (counts.Failed ?? 0) + (counts.Invalid ?? 0) + (counts.Unknown ?? 0) + result.manifestErrors;
-  const state: CommitState = result.ok ? "success" : needsPerson > 0 ? "failure" : "pending";
+  const stuck = result.manifestErrors > 0 || result.statuses.some((s) => STUCK.has(s.next));
+  const state: CommitState = result.ok ? "success" : stuck ? "failure" : "pending";
   const parts = Object.entries(counts)
     .filter(([, count]) => count > 0)
     .map(([status, count]) => `${count} ${status}`);

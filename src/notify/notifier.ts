@@ -1,8 +1,7 @@
 import { createHmac, randomUUID } from "node:crypto";
-import { readCredential } from "../config.js";
+import { type Credential, readCredential } from "../credentials.js";
 import { ConfigError } from "../errors.js";
 import type { PassResult, ResourceStatus } from "../resources.js";
-import type { Credential } from "../settings.js";
 import type { Logger } from "../telemetry/logger.js";
 import { createDeliveryQueue, type DeliveryOptions, originOf } from "./delivery.js";
 import {

@@ -1,3 +1,4 @@
+import { sameId } from "../manifests/identity.js";
 import type { UpdateApiKeyBody } from "../platform/management.js";
 import { diffPatch, patchPlan } from "./patch.js";
 import { appliedRecord } from "./record.js";
@@ -47,10 +48,7 @@ export const apiKeyPlanner: KindPlanner<"ApiKey"> = {
   plan({ kind, name, spec, record, context }) {
     const { body, changes } = diffPatch(requestFields(spec), record?.applied, { reassert: context.reassert });
     if (Object.keys(body).length === 0) return { kind, name, outcome: "none", reason: "in sync", changes };
-    // UUIDs name the same key in either case.
-    const own =
-      context.managementKeyId !== undefined &&
-      context.managementKeyId.trim().toLowerCase() === spec.keyId.toLowerCase();
+    const own = context.managementKeyId !== undefined && sameId(context.managementKeyId.trim(), spec.keyId);
     const reasons = own && spec.allowLockout !== true ? lockoutReasons(body, context.now) : [];
     if (reasons.length > 0) {
       return {

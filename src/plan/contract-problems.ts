@@ -8,7 +8,7 @@ import { requestFields as keyFields } from "./api-key.js";
 import { requestFields as pipeFields } from "./data-pipe.js";
 import { requestFields as endpointFields } from "./reverse-private-endpoint.js";
 import type { PlannedRequest, SpecOf } from "./types.js";
-import { omit } from "./values.js";
+import { omit, setAt } from "./values.js";
 
 /**
  * `validate --contract`: what of a manifest the contract's documents refuse, found before merge. Each
@@ -52,12 +52,8 @@ function problemOf(manifest: Manifest, issue: ContractIssue, checked: Checked, c
 function withStandIns(manifest: Manifest): Manifest {
   const fields = secretFields(manifest.spec, []);
   if (fields.length === 0) return manifest;
-  const spec = structuredClone(manifest.spec) as Record<string, unknown>;
-  for (const { path } of fields) {
-    let node: Record<string | number, unknown> = spec;
-    for (const step of path.slice(0, -1)) node = node[step] as Record<string | number, unknown>;
-    node[path.at(-1) as string | number] = "secret";
-  }
+  const spec: object = structuredClone(manifest.spec);
+  for (const { path } of fields) setAt(spec, path, "secret");
   return { ...manifest, spec } as Manifest;
 }
 
@@ -84,14 +80,14 @@ function requestOf(manifest: Manifest): Checked | undefined {
     }
     case "ApiKey": {
       const { organizationId, keyId } = manifest.spec;
-      const body = keyFields(manifest.spec as SpecOf<"ApiKey">);
+      const body = keyFields(manifest.spec);
       return { request: { route: "updateApiKey", params: { organizationId, keyId }, body }, field: same };
     }
     case "DataPipe":
       return pipeRequest(manifest.spec);
     case "ReversePrivateEndpoint": {
       const { organizationId, serviceId } = manifest.spec;
-      const body = endpointFields(manifest.spec as SpecOf<"ReversePrivateEndpoint">);
+      const body = endpointFields(manifest.spec);
       return {
         request: { route: "createReversePrivateEndpoint", params: { organizationId, serviceId }, body },
         field: same,

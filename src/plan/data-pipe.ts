@@ -1,3 +1,4 @@
+import { sameId } from "../manifests/identity.js";
 import { type TableMapping, tableMappingKey } from "../manifests/kinds/data-pipe.js";
 import type { UpdateDataPipeBody } from "../platform/management.js";
 import type { ResourceRecord } from "../state/store.js";
@@ -51,7 +52,7 @@ export function requestFields(spec: SpecOf<"DataPipe">, context: PlanContext): F
         const found = context.endpoint(endpoint);
         if (found.state === "missing") return { problem: "refuse", reason: found.reason };
         if (found.state === "waiting") return { problem: "wait", reason: found.reason };
-        if (!ids.includes(found.id)) ids.push(found.id);
+        if (!ids.some((id) => sameId(id, found.id))) ids.push(found.id);
       }
       source.kafka = { ...kafkaFields, reversePrivateEndpointIds: ids };
     }

@@ -39,7 +39,7 @@ function diffAt(
   // Runs for every field of every resource of every pass: no entry arrays, and a field's path only
   // made when it is needed.
   for (const key in desired) {
-    const want = (desired as Record<string, unknown>)[key];
+    const want: unknown = Reflect.get(desired, key);
     if (want === undefined) continue;
     const had = member(applied, key);
     const atomic = options.atomic?.includes(pathOf(path, key)) ?? false;

@@ -1,8 +1,9 @@
 import type { CreateReversePrivateEndpointBody } from "../platform/management.js";
 import { resourceId } from "../resources.js";
+import type { ResourceRecord } from "../state/store.js";
 import { diffPatch } from "./patch.js";
 import { appliedRecord } from "./record.js";
-import type { Change, KindPlanner, SpecOf } from "./types.js";
+import type { Change, KindPlanner, PlanInput, ResourcePlan, SpecOf } from "./types.js";
 import { member, omit } from "./values.js";
 
 /**
@@ -37,77 +38,73 @@ export function unknownCreateMessage(kind: string, name: string, startedAt: stri
   );
 }
 
+type Input = PlanInput<"ReversePrivateEndpoint">;
+
+/** The endpoint the manifest names by `spec.id` is recorded, never created. */
+function adoptPlan({ kind, name, record }: Input, adopt: string): ResourcePlan {
+  return {
+    kind,
+    name,
+    outcome: "adopt",
+    reason: `adopts the existing endpoint ${adopt} (spec.id); nothing is sent`,
+    changes: [{ path: "id", ...(record?.serverId ? { from: record.serverId } : {}), to: adopt, op: "set" }],
+    adoptId: adopt,
+  };
+}
+
+/** An endpoint already created: a changed field or a status that will not carry traffic is refused. */
+function createdPlan({ kind, name, spec }: Input, record: ResourceRecord, serverId: string): ResourcePlan {
+  const { changes } = diffPatch(requestFields(spec), record.applied, { reassert: false });
+  if (changes.length > 0) {
+    const reason =
+      `${changes.map((c) => c.path).join(", ")} changed, but a reverse private endpoint cannot be updated: ` +
+      `revert the change, or create a replacement under a new manifest name (and move the pipes to it)`;
+    return { kind, name, outcome: "refuse", reason, changes };
+  }
+  // driftless does not read endpoints: the create answer's status is the last one it sees.
+  const status = member(record.observed, "status");
+  const problem = typeof status === "string" ? PROBLEMS[status] : undefined;
+  if (problem) {
+    const reason =
+      `the platform answered status ${status} for endpoint ${serverId}: ${problem}, so the pipes that name it cannot use it. ` +
+      `Create a replacement under a new manifest name (and move the pipes to it), or adopt a working endpoint with spec.id`;
+    return { kind, name, outcome: "refuse", reason, changes: [] };
+  }
+  const shown = record.observed ? `, status ${String(status)} when created` : ", adopted";
+  return { kind, name, outcome: "none", reason: `created as ${serverId}${shown}`, changes: [] };
+}
+
+/** An endpoint not created yet: its POST, unless an earlier create's outcome is unknown. */
+function createPlan({ kind, name, spec, record, context }: Input): ResourcePlan {
+  if (record?.intent && !context.allowCreate) {
+    const reason = unknownCreateMessage(kind, name, record.intent.startedAt);
+    return { kind, name, outcome: "unknown", reason, changes: [] };
+  }
+  const fields = requestFields(spec);
+  const changes = Object.entries(fields).map(([path, to]): Change => ({ path, to, op: "set" }));
+  return {
+    kind,
+    name,
+    outcome: "send",
+    reason: record?.intent ? "new create attempt allowed by the operator" : "not created yet",
+    request: {
+      route: "createReversePrivateEndpoint",
+      params: { organizationId: spec.organizationId, serviceId: spec.serviceId },
+      body: fields,
+    },
+    changes,
+  };
+}
+
 export const reversePrivateEndpointPlanner: KindPlanner<"ReversePrivateEndpoint"> = {
   // Pipes name endpoints and need their ids: endpoints are applied first.
   phase: "prerequisites",
 
-  plan({ kind, name, spec, record, context }) {
-    const fields = requestFields(spec);
-    const adopt = spec.id;
-    if (adopt && record?.serverId !== adopt) {
-      return {
-        kind,
-        name,
-        outcome: "adopt",
-        reason: `adopts the existing endpoint ${adopt} (spec.id); nothing is sent`,
-        changes: [
-          { path: "id", ...(record?.serverId ? { from: record.serverId } : {}), to: adopt, op: "set" },
-        ],
-        adoptId: adopt,
-      };
-    }
-    if (record?.serverId) {
-      const { changes } = diffPatch(fields, record.applied, { reassert: false });
-      if (changes.length > 0) {
-        return {
-          kind,
-          name,
-          outcome: "refuse",
-          reason:
-            `${changes.map((c) => c.path).join(", ")} changed, but a reverse private endpoint cannot be updated: ` +
-            `revert the change, or create a replacement under a new manifest name (and move the pipes to it)`,
-          changes,
-        };
-      }
-      // driftless does not read endpoints: the create answer's status is the last one it sees.
-      const status = member(record.observed, "status");
-      const problem = typeof status === "string" ? PROBLEMS[status] : undefined;
-      if (problem) {
-        return {
-          kind,
-          name,
-          outcome: "refuse",
-          reason:
-            `the platform answered status ${status} for endpoint ${record.serverId}: ${problem}, so the pipes that name it cannot use it. ` +
-            `Create a replacement under a new manifest name (and move the pipes to it), or adopt a working endpoint with spec.id`,
-          changes: [],
-        };
-      }
-      const shown = record.observed ? `, status ${String(status)} when created` : ", adopted";
-      return { kind, name, outcome: "none", reason: `created as ${record.serverId}${shown}`, changes: [] };
-    }
-    if (record?.intent && !context.allowCreate) {
-      return {
-        kind,
-        name,
-        outcome: "unknown",
-        reason: unknownCreateMessage(kind, name, record.intent.startedAt),
-        changes: [],
-      };
-    }
-    const changes = Object.entries(fields).map(([path, to]): Change => ({ path, to, op: "set" }));
-    return {
-      kind,
-      name,
-      outcome: "send",
-      reason: record?.intent ? "new create attempt allowed by the operator" : "not created yet",
-      request: {
-        route: "createReversePrivateEndpoint",
-        params: { organizationId: spec.organizationId, serviceId: spec.serviceId },
-        body: fields,
-      },
-      changes,
-    };
+  plan(input) {
+    const { spec, record } = input;
+    if (spec.id && record?.serverId !== spec.id) return adoptPlan(input, spec.id);
+    if (record?.serverId) return createdPlan(input, record, record.serverId);
+    return createPlan(input);
   },
 
   record({ kind, name, spec, record }, plan, result, at) {

@@ -97,8 +97,17 @@ export function omit<T extends object, K extends keyof T>(value: T, keys: readon
 export function omit(value: object, keys: readonly PropertyKey[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const key in value) {
-    const child = (value as Record<string, unknown>)[key];
+    const child: unknown = Reflect.get(value, key);
     if (child !== undefined && !keys.includes(key)) out[key] = child;
   }
   return out;
+}
+
+/** Sets the member at `path` of `target`, whose objects and lists on the way exist (a spec's walk). */
+export function setAt(target: object, path: readonly (string | number)[], value: unknown): void {
+  let node: unknown = target;
+  for (const step of path.slice(0, -1))
+    node = typeof node === "object" && node !== null ? Reflect.get(node, step) : undefined;
+  const last = path.at(-1);
+  if (last !== undefined && typeof node === "object" && node !== null) Reflect.set(node, last, value);
 }

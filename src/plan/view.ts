@@ -72,6 +72,10 @@ export function relabelView(view: PlanView, labels: SecretLabels): PlanView {
   return {
     ...view,
     ...(view.request ? { request: { ...view.request, body: walk(view.request.body) } } : {}),
-    changes: view.changes.map((change) => walk(change) as Change),
+    changes: view.changes.map((change) => ({
+      ...change,
+      ...("from" in change ? { from: walk(change.from) } : {}),
+      ...("to" in change ? { to: walk(change.to) } : {}),
+    })),
   };
 }

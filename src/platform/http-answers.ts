@@ -1,6 +1,6 @@
 import { STATUS_CODES } from "node:http";
 import { z } from "zod";
-import { ApiError } from "../errors.js";
+import { ApiError, errnoOf } from "../errors.js";
 import { collapse, redact, redactCutEdge } from "./redact.js";
 
 /**
@@ -132,8 +132,8 @@ export function parseAnswer<T>(
 
 /** A network failure (no answer) in a few words: its code and message. */
 export function describeFailure(error: unknown): string {
-  const { code, message } = (error ?? {}) as { code?: string; message?: string };
-  return [code, message].filter(Boolean).join(": ") || String(error);
+  const message = error instanceof Error ? error.message : undefined;
+  return [errnoOf(error), message].filter(Boolean).join(": ") || String(error);
 }
 
 /** The first value of a header that may repeat. */

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Dispatcher, Pool } from "undici";
 import type { z } from "zod";
-import { type Api, ApiError } from "../errors.js";
+import { type Api, ApiError, errnoOf } from "../errors.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { VERSION } from "../version.js";
@@ -337,7 +337,7 @@ function sendAttempt(
       }
       return { kind: "answer", status, headers: answerHeaders, text };
     } catch (error) {
-      const code = (error as { code?: string } | undefined)?.code;
+      const code = errnoOf(error);
       const sent = connected || !(code !== undefined && NOT_SENT_CODES.has(code));
       return { kind: "failure", error, timedOut: timeout.aborted, sent };
     }

@@ -9,6 +9,7 @@ import {
 import { oncePer } from "../once-per.js";
 import { hashSecret, Secret } from "../plan/secret.js";
 import type { Specs } from "../plan/types.js";
+import { setAt } from "../plan/values.js";
 
 /**
  * The desired spec of a manifest: every `{fromEnv}` / `{fromFile}` reference resolved into a Secret
@@ -66,11 +67,4 @@ function withLeaves<K extends Kind>(
     setAt(desired, field.path, leaf(index));
   });
   return desired as Specs[K];
-}
-
-function setAt(target: object, path: readonly (string | number)[], value: unknown): void {
-  let node: unknown = target;
-  for (const step of path.slice(0, -1)) node = (node as Record<string | number, unknown>)[step];
-  const last = path.at(-1);
-  if (last !== undefined) (node as Record<string | number, unknown>)[last] = value;
 }

@@ -1,7 +1,7 @@
 import { DRIFTLESS_ANNOTATIONS } from "../manifests/fields.js";
 import { endpointObject, manifestId, manifestObject } from "../manifests/identity.js";
 import type { Manifest } from "../manifests/manifest.js";
-import { type ResourceStatus, resourceId } from "../resources.js";
+import { type ResourceStatus, resourceId, resultOf } from "../resources.js";
 import type { ResourceRecord } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Pass } from "./types.js";
@@ -17,7 +17,7 @@ import type { Pass } from "./types.js";
 /** How long the record of a deleted manifest is kept, unless DRIFTLESS_UNMANAGED_RETENTION says. */
 export const DEFAULT_UNMANAGED_RETENTION_MS = 30 * 86_400_000;
 
-export type SettledRecords = {
+export type RecordChanges = {
   /** The records kept without a manifest, as statuses (Unmanaged). */
   unmanaged: ResourceStatus[];
   /** The records dropped because their manifest has been gone longer than the retention. */
@@ -26,10 +26,10 @@ export type SettledRecords = {
   changed: string[];
 };
 
-export type SettleOptions = { retentionMs: number; now: Date; log: Logger };
+export type FollowOptions = { retentionMs: number; now: Date; log: Logger };
 
 /** Follows renames, keeps each record's API object, and keeps or drops the records without a manifest. */
-export function settleRecords(pass: Pass, options: SettleOptions): SettledRecords {
+export function followManifests(pass: Pass, options: FollowOptions): RecordChanges {
   const changed = [...followRenames(pass, options.log), ...stampObjects(pass)];
   const { unmanaged, dropped, changed: removals } = keepOrDrop(pass, options);
   return { unmanaged, dropped, changed: [...changed, ...removals] };
@@ -106,44 +106,38 @@ function stampObjects(pass: Pass): string[] {
 }
 
 /** Marks the records without a manifest Unmanaged (from now), and drops those past the retention. */
-function keepOrDrop(pass: Pass, { retentionMs, now, log }: SettleOptions): SettledRecords {
-  const settled: SettledRecords = { unmanaged: [], dropped: [], changed: [] };
+function keepOrDrop(pass: Pass, { retentionMs, now, log }: FollowOptions): RecordChanges {
+  const kept: RecordChanges = { unmanaged: [], dropped: [], changed: [] };
   // A file that could not be read as far as its kind and name may hold any of these manifests: then no
   // record starts to count as deleted, and none is dropped, until the revision reads whole again.
   const unsure = pass.set.problems.some((problem) => problem.resource === undefined);
   for (const id in pass.state.resources) {
-    if (hasManifest(pass, id)) continue;
-    const record = pass.state.resources[id] as ResourceRecord;
+    const record = pass.state.resources[id];
+    if (!record || hasManifest(pass, id)) continue;
     if (unsure && record.unmanagedSince === undefined) continue;
     const since = record.unmanagedSince ?? now.toISOString();
     if (record.unmanagedSince === undefined) {
       pass.state.resources[id] = { ...record, unmanagedSince: since };
-      settled.changed.push(id);
+      kept.changed.push(id);
     }
     const until = new Date(Date.parse(since) + retentionMs);
     if (!unsure && until.getTime() <= now.getTime()) {
       delete pass.state.resources[id];
-      settled.changed.push(id);
-      settled.dropped.push(statusOf(record, `dropped: its manifest has been gone since ${since}`));
+      kept.changed.push(id);
+      kept.dropped.push(statusOf(record, `dropped: its manifest has been gone since ${since}`));
       log.info({ resource: id, unmanagedSince: since }, "record dropped: its manifest is gone for good");
       continue;
     }
-    settled.unmanaged.push(
+    kept.unmanaged.push(
       statusOf(
         record,
         `its manifest is gone since ${since}: nothing is sent, and the record is kept until ${until.toISOString()} so that re-adding the manifest loses nothing (driftless forget ${id} drops it now)`,
       ),
     );
   }
-  return settled;
+  return kept;
 }
 
 function statusOf(record: ResourceRecord, message: string): ResourceStatus {
-  return {
-    kind: record.kind,
-    name: record.name,
-    status: "Unmanaged",
-    message,
-    ...(record.appliedAt ? { lastAppliedAt: record.appliedAt } : {}),
-  };
+  return resultOf(record, "unmanaged", { message, lastAppliedAt: record.appliedAt });
 }

@@ -7,10 +7,11 @@ import type { Problem } from "../manifests/problem.js";
 import type { ParseCache } from "../manifests/read-file.js";
 import type { SecretSources } from "../manifests/secrets.js";
 import type { PlanView } from "../plan/view.js";
-import type { PassResult, ResourceStatus, Trigger } from "../resources.js";
+import type { Cause, PassResult, ResourceStatus, Trigger } from "../resources.js";
 import type { State, StateStore } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
+import type { Step } from "./decide.js";
 import type { Sender } from "./send.js";
 
 export type { PassResult, ResourceStatus };
@@ -106,8 +107,28 @@ export interface SuspensionSwitch {
 /** The options of an apply pass (kept as a name of its own for the commands). */
 export type ApplyOptions = PassOptions;
 
-/** One resource after a pass: its status and the requests that were sent for it. */
-export type ResourceOutcome = { status: ResourceStatus; sent: PlanView[] };
+/** A request the platform refused for good: the fingerprint of what was sent and what the platform said. */
+export type Refusal = { fingerprint: string; message: string; requestId?: string };
+
+/**
+ * One resource after a pass: its status (with what comes next) and why, the requests sent for it, the
+ * plan of its first round (what `plan` shows), and what the pass must know of it.
+ */
+export type ResourceOutcome = {
+  status: ResourceStatus;
+  cause: Cause;
+  sent: PlanView[];
+  /** The decision of its first round: what `plan` shows of it. */
+  first?: Step;
+  /** A reverse private endpoint's server id was recorded in this pass (created or adopted). */
+  createdEndpoint?: true;
+  /** Why this process may no longer write, when a write of this resource found out: nothing more is sent. */
+  stopped?: string;
+  /** The platform refused the last request for good: remembered, and not sent again while unchanged. */
+  refusal?: Refusal;
+  /** The platform answered a request of this resource: an earlier refusal no longer holds. */
+  answered?: true;
+};
 
 /** One pass as it goes: the manifests and state it read, which resources are valid, when it started. */
 export type Pass = {
@@ -118,22 +139,4 @@ export type Pass = {
   startedAt: Date;
   /** The key of the secrets' hashes in this pass. */
   secretKey: string;
-  /** Set once the pass uses the endpoints it created itself (after the phase that waited for them). */
-  endpointsSettled?: boolean;
-  /** Set when this pass recorded a reverse private endpoint's server id (created or adopted it). */
-  createdEndpoint?: boolean;
-  /** Records changed since the last successful save, each with a count of its changes. */
-  dirty: Map<string, number>;
-  /**
-   * Resources whose last answer is still not saved when the pass began (the save error, by id): nothing
-   * more is sent for them until it is, so that no request builds on a state the store does not hold.
-   */
-  undurable: Map<string, string>;
-  /** Why this process may no longer write (its lock or leadership is gone): nothing more is sent. */
-  stopped?: string;
-  /**
-   * The management key id of each organization, read once per pass (key files are read at each use:
-   * per resource, 10,000 resources would read them 10,000 times); or why it could not be had.
-   */
-  keyIds: Map<string, { id: string | undefined } | { error: unknown }>;
 };

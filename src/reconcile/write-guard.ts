@@ -1,9 +1,9 @@
 import { DriftlessError, messageOf } from "../errors.js";
 import { DRIFTLESS_ANNOTATIONS } from "../manifests/fields.js";
 import type { Manifest } from "../manifests/manifest.js";
-import type { Suspended } from "../state/store.js";
-import type { Logger } from "../telemetry/logger.js";
-import type { EngineDeps, Pass } from "./types.js";
+import type { Cause } from "../resources.js";
+import type { State, Suspended } from "../state/store.js";
+import type { EngineDeps } from "./types.js";
 
 /**
  * "May I still write?", asked right before every attempt of a write, retries included: a write that
@@ -12,12 +12,19 @@ import type { EngineDeps, Pass } from "./types.js";
  * engine asks before it saves a create's intent too; the HTTP client asks through the guard it is given.
  */
 
-/** A write refused before it was sent: driftless is suspended (Suspended), or may no longer write (Failed). */
+/** The guard's verdict on a write it refuses: the resource's cause (see resources.ts CAUSES). */
+export type WriteVerdict = Extract<Cause, "suspended" | "may-not-write">;
+
+/**
+ * A write refused before it was sent: driftless is suspended, or this process may no longer write.
+ * `stopped` is set when this very call found out why it may no longer write (the store's answer).
+ */
 export class WriteRefusedError extends DriftlessError {
   override name = "WriteRefusedError";
   constructor(
     message: string,
-    readonly status: "Suspended" | "Failed",
+    readonly verdict: WriteVerdict,
+    readonly stopped?: string,
   ) {
     super(message);
   }
@@ -39,35 +46,41 @@ export function suspendedBecause(manifest: Manifest, daemon: Suspended | undefin
 }
 
 /** What a write of one resource in one pass asks. */
-export type WriteContext = { deps: EngineDeps; pass: Pass; manifest: Manifest; log: Logger };
+export type WriteContext = {
+  deps: Pick<EngineDeps, "store" | "suspension">;
+  /** The pass's state: the suspension is laid over it before each look. */
+  state: State;
+  manifest: Manifest;
+  /** Why this process may no longer write, once a write of the pass found out (then the store is not asked). */
+  stopped(): string | undefined;
+};
 
 /** Why `manifest` must not be written now because driftless is suspended (read from the switch first). */
-function suspendedNow({ deps, pass, manifest }: WriteContext): string | undefined {
+function suspendedNow({ deps, state, manifest }: WriteContext): string | undefined {
   // A suspend that arrived while this pass runs stops its writes from now on.
-  deps.suspension?.sync(pass.state);
-  return suspendedBecause(manifest, pass.state.suspended);
+  deps.suspension?.sync(state);
+  return suspendedBecause(manifest, state.suspended);
 }
 
 /**
  * Resolves when `manifest` may be written now; throws WriteRefusedError when it may not. The store
- * judges the lock and the leadership at the call (StateStore.ensureWritable); once it refuses, the pass
- * sends nothing more (`pass.stopped`). The suspension is read last, right before the caller sends.
+ * judges the lock and the leadership at the call (StateStore.ensureWritable); its refusal carries the
+ * reason (`stopped`), which the pass gives every later decision, so it sends nothing more. The
+ * suspension is read last, right before the caller sends.
  */
 export async function ensureMayWrite(context: WriteContext): Promise<void> {
-  const { deps, pass, log } = context;
   const before = suspendedNow(context);
-  if (before) throw new WriteRefusedError(before, "Suspended");
-  if (pass.stopped === undefined) {
-    try {
-      await deps.store.ensureWritable();
-    } catch (error) {
-      pass.stopped = messageOf(error);
-      log.error({ err: error }, "this process may no longer write: the pass sends nothing more");
-    }
+  if (before) throw new WriteRefusedError(before, "suspended");
+  const known = context.stopped();
+  if (known !== undefined) throw new WriteRefusedError(`not sent: ${known}`, "may-not-write");
+  try {
+    await context.deps.store.ensureWritable();
+  } catch (error) {
+    const why = messageOf(error);
+    throw new WriteRefusedError(`not sent: ${why}`, "may-not-write", why);
   }
-  if (pass.stopped !== undefined) throw new WriteRefusedError(`not sent: ${pass.stopped}`, "Failed");
   const after = suspendedNow(context);
-  if (after) throw new WriteRefusedError(after, "Suspended");
+  if (after) throw new WriteRefusedError(after, "suspended");
 }
 
 /** The signal of one write, and what to call once it is over (it leaves its sources' listeners, and
@@ -86,7 +99,7 @@ export function writeSignal(context: WriteContext, passSignal: AbortSignal | und
   const onPass = () => controller.abort(passSignal?.reason);
   const onSuspend = () => {
     const why = suspendedNow(context) ?? "driftless was suspended";
-    controller.abort(new WriteRefusedError(`${why}; the write waiting to be sent was dropped`, "Suspended"));
+    controller.abort(new WriteRefusedError(`${why}; the write waiting to be sent was dropped`, "suspended"));
   };
   if (passSignal?.aborted) onPass();
   else if (suspended?.aborted) onSuspend();
@@ -110,5 +123,5 @@ export function refusalOf(error: unknown, signal: AbortSignal): WriteRefusedErro
   if (isWriteRefusedError(error)) return error;
   const reason: unknown = signal.reason;
   if (!signal.aborted || !isWriteRefusedError(reason)) return undefined;
-  return new WriteRefusedError(`${reason.message} (its last attempt: ${messageOf(error)})`, reason.status);
+  return new WriteRefusedError(`${reason.message} (its last attempt: ${messageOf(error)})`, reason.verdict);
 }

@@ -78,12 +78,12 @@ export class PassMetrics {
     this.recordFailures(statuses);
   }
 
-  /** Sets `driftless_resources_failed`: the Failed resources of each kind, transient or terminal. */
+  /** Sets `driftless_resources_failed`: the Failed resources of each kind, by their `failure`. */
   private recordFailures(statuses: readonly ResourceStatus[]): void {
     const counts = new Map<string, number>();
     for (const s of statuses) {
-      if (s.status !== "Failed") continue;
-      const key = `${s.kind}\u0000${s.failure ?? "transient"}`;
+      if (s.failure === undefined) continue;
+      const key = `${s.kind}\u0000${s.failure}`;
       counts.set(key, (counts.get(key) ?? 0) + 1);
     }
     for (const kind of RESOURCE_KINDS) {

@@ -1,16 +1,15 @@
 import { Registry } from "prom-client";
 import type { DaemonDeps, DaemonSettings } from "../../src/daemon/daemon.js";
 import type { PassResult } from "../../src/reconcile/types.js";
-import type { ResourceStatus } from "../../src/resources.js";
+import { passOk, type ResourceStatus } from "../../src/resources.js";
 import { createLogger } from "../../src/telemetry/logger.js";
 import { createMetrics } from "../../src/telemetry/metrics.js";
 import { switchableLeadership } from "./switchable-leadership.js";
 
-/** A finished pass with these statuses, now (ok when every one is Synced and there is no manifest error). */
+/** A finished pass with these statuses, now (ok as the engine decides it). */
 export function passResult(statuses: ResourceStatus[] = [], manifestErrors = 0): PassResult {
   const at = new Date().toISOString();
-  const ok = manifestErrors === 0 && statuses.every((s) => s.status === "Synced");
-  return { startedAt: at, finishedAt: at, statuses, manifestErrors, ok };
+  return { startedAt: at, finishedAt: at, statuses, manifestErrors, ok: passOk(statuses, manifestErrors) };
 }
 
 /**

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { Backoff } from "../../src/daemon/backoff.js";
-import type { ResourceStatus, ResourceStatusName } from "../../src/resources.js";
+import { type Cause, type ResourceStatus, resultOf } from "../../src/resources.js";
 
 /** Per-resource backoff arithmetic, with the jitter fixed: each test names the rule it checks. */
 
-const status = (name: string, s: ResourceStatusName): ResourceStatus => ({ kind: "ApiKey", name, status: s });
-const failed = (name: string) => status(name, "Failed");
+const status = (name: string, cause: Cause): ResourceStatus => resultOf({ kind: "ApiKey", name }, cause);
+const failed = (name: string) => status(name, "platform-error");
 
 /** A backoff whose jitter is `draw` (0.5: none, 0: -20%, just below 1: +20%). */
 const backoffOf = (draw = 0.5, options: { baseMs?: number; maxMs?: number } = {}) =>
@@ -35,15 +35,25 @@ describe("Backoff", () => {
     expect(backoffOf(0.999_999).record([failed("a")], 0)).toBe(1_200);
   });
 
-  it("rule: Pending backs off like Failed; Synced, Invalid, Unknown and Warning start over", () => {
+  it("rule: a wait backs off like a failure: both are to retry", () => {
     const backoff = backoffOf();
-    backoff.record([failed("a"), status("b", "Pending")], 0);
 
-    for (const s of ["Synced", "Invalid", "Unknown", "Warning"] as const) {
-      backoff.record([status("a", s), status("b", "Pending")], 0);
-      expect(backoff.failuresOf("ApiKey/a")).toBe(0);
+    backoff.record([status("b", "waiting")], 0);
+    backoff.record([status("b", "waiting")], 0);
+
+    expect(backoff.failuresOf("ApiKey/b")).toBe(2);
+  });
+
+  it("rule: a resource whose next step is done, a change or an operator starts over", () => {
+    const causes = ["in-sync", "invalid", "create-unknown", "watch-finding", "refused-by-platform"] as const;
+    for (const cause of causes) {
+      const backoff = backoffOf();
+      backoff.record([failed("a")], 0);
+
+      backoff.record([status("a", cause)], 0);
+
+      expect(backoff.failuresOf("ApiKey/a"), cause).toBe(0);
     }
-    expect(backoff.failuresOf("ApiKey/b")).toBe(5);
   });
 
   it("rule: a resource gone from the pass's statuses (gone from git) starts over", () => {
@@ -79,7 +89,7 @@ describe("Backoff", () => {
   });
 
   it("rule: nothing failing, nothing due", () => {
-    expect(backoffOf().record([status("a", "Synced")], 0)).toBeUndefined();
+    expect(backoffOf().record([status("a", "in-sync")], 0)).toBeUndefined();
   });
 
   it("rule: a failed pass as a whole backs off under its own key, doubling too", () => {

@@ -1,0 +1,115 @@
+import type { Manifest } from "../manifests/manifest.js";
+import type { PlannedRequest } from "../plan/types.js";
+import type { Priority } from "../platform/budget.js";
+import type { Cause } from "../resources.js";
+import type { ResourceRecord } from "../state/store.js";
+import type { Sent } from "./send.js";
+import type { EngineDeps, Pass } from "./types.js";
+import {
+  ensureMayWrite,
+  isWriteRefusedError,
+  refusalOf,
+  type WriteContext,
+  writeSignal,
+} from "./write-guard.js";
+
+/**
+ * What a pass does to the world, apart from deciding: apply sends to the platform and saves the state;
+ * a dry run (plan, plan --base; dry-run.ts) answers its requests itself, as the platform would, and
+ * keeps its records in memory. Everything else (decide.ts, resource.ts, pass.ts) is the same for both.
+ */
+export type Effects = {
+  /** Writes a resource's record into the pass's state, in memory (undefined removes it). */
+  record(id: string, record: ResourceRecord | undefined): void;
+  /** Saves the state as it is now. Throws StateError. */
+  save(): Promise<void>;
+  /** Undefined when a write may go out now; else why it is not sent. */
+  mayWrite(write: Write): Promise<NotSent | undefined>;
+  /** Sends `request`: the platform's answer. Throws as Sender does, or WriteRefusedError. */
+  send(request: PlannedRequest, write: Write & { priority: Priority }): Promise<Sent>;
+};
+
+/** One write: the resource it is of, and why the pass may no longer write, as far as it knows. */
+export type Write = { manifest: Manifest; stopped(): string | undefined };
+
+/** Why a write is not sent: the resource's cause, its message, and what the store said when it refused. */
+export type NotSent = { cause: Cause; message: string; stopped?: string };
+
+/** The effects that save: records changed since the last successful save, each with a count of its changes. */
+export type ApplyEffects = Effects & {
+  dirty: Map<string, number>;
+  /** Marks a record changed in memory, so that the next successful save counts it as saved. */
+  changed(id: string): void;
+  /** Resolves once every save asked for so far is over (whether it succeeded or not). */
+  saved(): Promise<void>;
+};
+
+/** Apply's effects: the platform through `deps.send`, the state through `deps.store`, both guarded. */
+export function applyEffects(deps: EngineDeps, pass: Pass, signal: AbortSignal | undefined): ApplyEffects {
+  const dirty = new Map<string, number>();
+  const changed = (id: string) => dirty.set(id, (dirty.get(id) ?? 0) + 1);
+  const saves = chainedSaves(deps, pass, dirty);
+  const context = (write: Write): WriteContext => ({ deps, state: pass.state, ...write });
+  return {
+    dirty,
+    changed,
+    saved: saves.saved,
+    save: saves.save,
+    record(id, record) {
+      if (record) pass.state.resources[id] = record;
+      else delete pass.state.resources[id];
+      changed(id);
+    },
+    async mayWrite(write) {
+      if (signal?.aborted)
+        return { cause: "interrupted", message: "not sent: the pass was stopped (shutdown)" };
+      if (!deps.send) return { cause: "no-sender", message: "not sent: no API client" };
+      try {
+        await ensureMayWrite(context(write));
+        return undefined;
+      } catch (error) {
+        if (!isWriteRefusedError(error)) throw error;
+        const { verdict: cause, message, stopped } = error;
+        return stopped === undefined ? { cause, message } : { cause, message, stopped };
+      }
+    },
+    async send(request, write) {
+      if (!deps.send) throw new Error("no API client");
+      const guarded = context(write);
+      const writing = writeSignal(guarded, signal);
+      try {
+        // Asked again right before each attempt: retries too may wait long enough to lose the right to write.
+        const guard = () => ensureMayWrite(guarded);
+        return await deps.send(request, { priority: write.priority, signal: writing.signal, guard });
+      } catch (error) {
+        throw refusalOf(error, writing.signal) ?? error;
+      } finally {
+        writing.dispose();
+      }
+    },
+  };
+}
+
+/**
+ * Saves chained one after the other, so two resources finishing together never write the state at once.
+ * A save that succeeds counts the records changed before it as saved.
+ */
+function chainedSaves(
+  { store, suspension }: EngineDeps,
+  pass: Pass,
+  dirty: Map<string, number>,
+): { save(): Promise<void>; saved(): Promise<void> } {
+  let saving: Promise<void> = Promise.resolve();
+  const save = (): Promise<void> => {
+    const next = saving.then(async () => {
+      const changes = new Map(dirty);
+      const token = suspension?.sync(pass.state);
+      await store.save(pass.state);
+      if (token !== undefined) suspension?.saved(token);
+      for (const [id, count] of changes) if (dirty.get(id) === count) dirty.delete(id);
+    });
+    saving = next.catch(() => {});
+    return next;
+  };
+  return { save, saved: () => saving };
+}

@@ -1,0 +1,273 @@
+import { manifestId } from "../manifests/identity.js";
+import { loadSettled, type ManifestSet } from "../manifests/load.js";
+import type { Manifest } from "../manifests/manifest.js";
+import type { Problem } from "../manifests/problem.js";
+import type { SecretSources } from "../manifests/secrets.js";
+import { mapLimited } from "../map-limited.js";
+import { phaseOf } from "../plan/planners.js";
+import { READY } from "../plan/reverse-private-endpoint.js";
+import { type EndpointRef, PHASES, type Phase } from "../plan/types.js";
+import { member } from "../plan/values.js";
+import { type ResourceStatus, resourceId } from "../resources.js";
+import type { State } from "../state/store.js";
+import type { Logger } from "../telemetry/logger.js";
+import type { Facts } from "./decide.js";
+import { resolveDesired } from "./desired.js";
+import type { Effects } from "./effects.js";
+import { DEFAULT_UNMANAGED_RETENTION_MS, followManifests, type RecordChanges } from "./records.js";
+import { runResource } from "./resource.js";
+import type { EngineDeps, Pass, PassOptions, Refusal, ResourceOutcome } from "./types.js";
+
+/**
+ * The reconcile pass, outer part, as apply and plan share it: the pass's manifests and state, the
+ * records prepared before anything is planned (allowances re-armed, renames followed, removals kept),
+ * then each phase's resources through the inner pipeline (resource.ts) with the facts their decisions
+ * read. What apply adds (saves, memory across passes, status, metrics) is engine.ts's; what plan adds
+ * (its views, answers made up in memory) is dry-run.ts's.
+ */
+
+/** A pass over manifests and a state already read (plan --base reads both from git). */
+export function passOf(set: ManifestSet, state: State, startedAt: Date, secretKey = state.salt): Pass {
+  const invalid = new Map<string, Problem[]>();
+  for (const problem of set.problems) {
+    if (!problem.resource) continue;
+    invalid.set(problem.resource, [...(invalid.get(problem.resource) ?? []), problem]);
+  }
+  const valid = new Set(set.manifests.map(manifestId));
+  return { set, state, invalid, valid, startedAt, secretKey };
+}
+
+/** Reads the manifests and the state. Throws ConfigError (the folder), StateError (the state). */
+export async function startPass(deps: EngineDeps): Promise<Pass> {
+  const set = await loadSettled(deps.manifests, { cache: deps.parseCache });
+  const state = await deps.store.load();
+  return passOf(set, state, deps.now?.() ?? new Date(), deps.secretKey?.() ?? state.salt);
+}
+
+/**
+ * Forgets that an allowance to create again was spent, for the resources no longer allowed: the
+ * operator took the allowance back, so giving it again allows one more attempt. The ids it changed.
+ */
+function rearmAllowances(state: State, allow: ReadonlySet<string>): string[] {
+  const rearmed: string[] = [];
+  for (const id in state.resources) {
+    const record = state.resources[id];
+    if (record?.allowanceUsedAt === undefined || allow.has(id)) continue;
+    const { allowanceUsedAt: _rearmed, ...rest } = record;
+    state.resources[id] = rest;
+    rearmed.push(id);
+  }
+  return rearmed;
+}
+
+/**
+ * What a pass changes before anything is planned, in memory: allowances re-armed, renames followed,
+ * records of deleted manifests kept or dropped (records.ts). `changed` lists the records to save.
+ */
+export function prepareRecords(
+  pass: Pass,
+  options: { allow: ReadonlySet<string>; retentionMs?: number; now: Date; log: Logger },
+): RecordChanges {
+  const rearmed = rearmAllowances(pass.state, options.allow);
+  const retentionMs = options.retentionMs ?? DEFAULT_UNMANAGED_RETENTION_MS;
+  const followed = followManifests(pass, { retentionMs, now: options.now, log: options.log });
+  return { ...followed, changed: [...rearmed, ...followed.changed] };
+}
+
+/**
+ * How a pipe sees a ReversePrivateEndpoint it names, from the state as it is now. `afterCreates`: the
+ * endpoints this pass created are used as they are (once the phase that created them is done).
+ */
+export function endpointLookup(pass: Pass, afterCreates: boolean): (name: string) => EndpointRef {
+  return (name) => {
+    const id = resourceId({ kind: "ReversePrivateEndpoint", name });
+    if (pass.invalid.has(id))
+      return { state: "waiting", reason: `waits for ${id}, whose manifest is invalid` };
+    if (!pass.valid.has(id)) return { state: "missing", reason: `names ${id}, which has no manifest` };
+    const record = pass.state.resources[id];
+    if (!record?.serverId) {
+      const why = record?.intent ? "its create has an unknown outcome" : "it is not created yet";
+      return { state: "waiting", reason: `waits for ${id}: ${why}` };
+    }
+    // There is no GET for endpoints, so a status other than Ready is known only from the create
+    // answer: the pipe waits out the pass that created it and uses the endpoint from the next one.
+    const status = member(record.observed, "status");
+    const createdNow =
+      !afterCreates &&
+      record.appliedAt !== undefined &&
+      Date.parse(record.appliedAt) >= pass.startedAt.getTime();
+    if (record.observed && status !== READY && createdNow) {
+      return {
+        state: "waiting",
+        reason: `waits for ${id}: created in this pass with status ${String(status)}, not ${READY}; used once the pass's other resources are done`,
+      };
+    }
+    return { state: "ready", id: record.serverId };
+  };
+}
+
+/** A pass's resources as the outer part runs them: its options, effects, memory and what it reads. */
+export type PassRun = {
+  pass: Pass;
+  effects: Effects;
+  log: Logger;
+  options: PassOptions;
+  deps: Pick<EngineDeps, "managementKeyId" | "credentialVersion" | "concurrency" | "onResource">;
+  /** When "now" is for the planners (the lock-out guard). */
+  now: Date;
+  /** Requests refused for good in earlier passes, and records whose last answer is not saved yet. */
+  memory: { refusals: ReadonlyMap<string, Refusal>; unsaved: ReadonlyMap<string, string> };
+  /** The desired spec of a manifest: its secrets read (readSecrets), or stood in for (plan's options). */
+  desired: Facts["desired"];
+};
+
+/** The desired spec with every secret read and hashed with the pass's key (apply, plan). */
+export function readSecrets(secrets: SecretSources, pass: Pass): Facts["desired"] {
+  return (manifest) => resolveDesired(manifest, secrets, pass.secretKey);
+}
+
+/** What the phases came to: every manifest's status in pass order, and the outcomes of those that ran. */
+export type PhasesResult = { statuses: ResourceStatus[]; outcomes: ResourceOutcome[] };
+
+/** Each phase's resources, a few at once; a phase starts once the one before it is done. */
+export async function runPhases(run: PassRun): Promise<PhasesResult> {
+  const seen = passSignals(run.log);
+  const facts = factsOf(run, seen);
+  const result: PhasesResult = { statuses: [], outcomes: [] };
+  for (const phase of PHASES) {
+    const ran = await runPhase(run, phase, facts, seen);
+    for (const item of ran) {
+      if ("held" in item) result.statuses.push(item.held);
+      else {
+        result.statuses.push(item.status);
+        result.outcomes.push(item);
+      }
+    }
+  }
+  return result;
+}
+
+/** What the pass learns from its resources' outcomes, which later decisions read. */
+type PassSignals = {
+  stopped: string | undefined;
+  createdEndpoint: boolean;
+  note(outcome: ResourceOutcome): void;
+};
+
+function passSignals(log: Logger): PassSignals {
+  const signals: PassSignals = {
+    stopped: undefined,
+    createdEndpoint: false,
+    note(outcome) {
+      if (outcome.createdEndpoint) signals.createdEndpoint = true;
+      if (outcome.stopped === undefined || signals.stopped !== undefined) return;
+      signals.stopped = outcome.stopped;
+      log.error({ reason: outcome.stopped }, "this process may no longer write: the pass sends nothing more");
+    },
+  };
+  return signals;
+}
+
+/** The facts every decision of the pass reads (decide.ts). */
+function factsOf(run: PassRun, seen: PassSignals): Facts {
+  const { pass, options, deps, memory } = run;
+  return {
+    state: pass.state,
+    allow: new Set(options.allowCreate ?? []),
+    reassert: options.reassert ?? false,
+    now: run.now,
+    endpoint: endpointLookup(pass, false),
+    keyOf: keyIdsOf(deps.managementKeyId),
+    refusals: memory.refusals,
+    unsaved: memory.unsaved,
+    stopped: () => seen.stopped,
+    credentials: credentialsOf(deps.credentialVersion),
+    desired: run.desired,
+  };
+}
+
+/**
+ * Each organization's key id, read once per pass (key files are read at each use: per resource,
+ * 10,000 resources would read them 10,000 times), or what reading it threw.
+ */
+function keyIdsOf(managementKeyId: EngineDeps["managementKeyId"]): Facts["keyOf"] {
+  const keys = new Map<string, { id: string | undefined } | { error: unknown }>();
+  return (organizationId) => {
+    let key = keys.get(organizationId);
+    if (key) return key;
+    try {
+      key = { id: managementKeyId?.(organizationId) };
+    } catch (error) {
+      key = { error };
+    }
+    keys.set(organizationId, key);
+    return key;
+  };
+}
+
+/** The fingerprint of the credentials a request goes with ("" when unknown: a missing key fails elsewhere). */
+function credentialsOf(credentialVersion: EngineDeps["credentialVersion"]): Facts["credentials"] {
+  return (request) => {
+    const organizationId = "organizationId" in request.params ? request.params.organizationId : undefined;
+    try {
+      return credentialVersion?.(organizationId) ?? "";
+    } catch {
+      return "";
+    }
+  };
+}
+
+/** A resource a retry pass left alone (its backoff is not due yet): its last status, reported again. */
+type Held = { held: ResourceStatus };
+
+/**
+ * The resources of one phase, a few at once. A dependent left waiting for an endpoint that this pass
+ * created is run once more when the phase is done, so that one apply converges where it can.
+ */
+async function runPhase(
+  run: PassRun,
+  phase: Phase,
+  facts: Facts,
+  seen: PassSignals,
+): Promise<(ResourceOutcome | Held)[]> {
+  const { options, deps } = run;
+  const manifests = run.pass.set.manifests.filter((m) => phaseOf(m.kind) === phase);
+  const inner = {
+    facts,
+    effects: run.effects,
+    log: run.log,
+    trigger: options.trigger,
+    signal: options.signal,
+  };
+  const waited = new Set<Manifest>();
+  const report = (m: Manifest, outcome: ResourceOutcome): ResourceOutcome => {
+    seen.note(outcome);
+    if (outcome.cause === "waiting" && seen.createdEndpoint) waited.add(m);
+    else deps.onResource?.(outcome);
+    return outcome;
+  };
+  const ran = await mapLimited(
+    manifests,
+    deps.concurrency ?? 4,
+    (m): ResourceOutcome | Held | Promise<ResourceOutcome> => {
+      const held = options.hold?.(manifestId(m));
+      if (held) return { held };
+      const outcome = runResource(m, inner);
+      return outcome instanceof Promise ? outcome.then((done) => report(m, done)) : report(m, outcome);
+    },
+  );
+  if (waited.size === 0) return ran;
+  // There is no GET for endpoints: the ones created in this pass are used from here on, as a next pass
+  // would use them.
+  const afterCreates = { ...inner, facts: { ...facts, endpoint: endpointLookup(run.pass, true) } };
+  for (const [index, m] of manifests.entries()) {
+    const first = ran[index];
+    if (!waited.has(m) || !first || "held" in first) continue;
+    const again = await runResource(m, afterCreates);
+    seen.note(again);
+    const merged = { ...again, sent: [...first.sent, ...again.sent] };
+    ran[index] = merged;
+    deps.onResource?.(merged);
+  }
+  return ran;
+}

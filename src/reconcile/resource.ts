@@ -1,0 +1,252 @@
+import { isApiError, isUnknownOutcomeError, messageOf } from "../errors.js";
+import { manifestId } from "../manifests/identity.js";
+import type { Manifest } from "../manifests/manifest.js";
+import { recordResult } from "../plan/planners.js";
+import { unknownCreateMessage } from "../plan/reverse-private-endpoint.js";
+import { type PlanView, viewOf } from "../plan/view.js";
+import { ROUTES } from "../platform/routes.js";
+import { type Cause, resultOf, type Trigger } from "../resources.js";
+import type { ResourceRecord } from "../state/store.js";
+import type { Logger } from "../telemetry/logger.js";
+import { type Admitted, admit, decide, type Facts, type Step, type Stop } from "./decide.js";
+import type { Effects } from "./effects.js";
+import { managedRecord } from "./records.js";
+import type { ResourceOutcome } from "./types.js";
+import { isWriteRefusedError } from "./write-guard.js";
+
+/**
+ * The reconcile pass, inner part: one resource as a straight pipeline, the same for apply and plan. Ask
+ * the decision (decide.ts) what to do, do it through the pass's effects (apply: the platform and the
+ * store; plan: answers made up in memory), and ask again until it says stop. Each step returns the
+ * resource's outcome when it cannot go on; what the pass must know (an endpoint created, writing
+ * stopped, a refusal) travels back in the outcome, never through shared flags.
+ */
+
+/** What one resource's run reads of its pass. */
+export type ResourceRun = {
+  facts: Facts;
+  effects: Effects;
+  log: Logger;
+  trigger: Trigger;
+  /** Aborted on shutdown: a failed request is then reported as interrupted, not as a failure. */
+  signal?: AbortSignal;
+};
+
+/** One resource's way through the pipeline: what was sent, the last request id, and how it ends. */
+class Job {
+  readonly id: string;
+  readonly sent: PlanView[] = [];
+  requestId: string | undefined;
+  first: Step | undefined;
+  createdEndpoint = false;
+  answered = false;
+  #log: Logger | undefined;
+
+  constructor(
+    readonly manifest: Manifest,
+    readonly run: ResourceRun,
+  ) {
+    this.id = manifestId(manifest);
+  }
+
+  /** Made on first use: a child logger costs, and most resources of a pass log nothing. */
+  get log(): Logger {
+    this.#log ??= this.run.log.child({ resource: this.id });
+    return this.#log;
+  }
+
+  get record(): ResourceRecord | undefined {
+    return this.run.facts.state.resources[this.id];
+  }
+
+  /** Writes the record through the effects; every record written knows its API object (renames). */
+  write(record: ResourceRecord | undefined): void {
+    const serverId = record?.kind === "ReversePrivateEndpoint" ? record.serverId : undefined;
+    if (serverId !== undefined && serverId !== this.record?.serverId) this.createdEndpoint = true;
+    this.run.effects.record(this.id, record && managedRecord(this.manifest, record));
+  }
+
+  finish(
+    cause: Cause,
+    message?: string,
+    signals?: Pick<ResourceOutcome, "stopped" | "refusal">,
+  ): ResourceOutcome {
+    const { manifest, requestId } = this;
+    const organization = "organizationId" in manifest.spec ? manifest.spec.organizationId : undefined;
+    const lastAppliedAt = this.record?.appliedAt;
+    const status = resultOf(manifest, cause, { organization, message, requestId, lastAppliedAt });
+    if (status.status !== "Synced")
+      this.log.warn({ status: status.status, reason: message, requestId }, "resource not in sync");
+    const outcome: ResourceOutcome = { status, cause, sent: this.sent };
+    if (signals?.stopped !== undefined) outcome.stopped = signals.stopped;
+    if (signals?.refusal) outcome.refusal = signals.refusal;
+    if (this.first) outcome.first = this.first;
+    if (this.createdEndpoint) outcome.createdEndpoint = true;
+    if (this.answered) outcome.answered = true;
+    return outcome;
+  }
+}
+
+/**
+ * Decide, act, decide again while there is something to send. Never throws (a promise it returns never
+ * rejects). Synchronous until there is something to send or a secret to read: most resources of a pass
+ * are in sync, and a pass over 10,000 of them would otherwise suspend and resume each one.
+ */
+export function runResource(
+  manifest: Manifest,
+  run: ResourceRun,
+): ResourceOutcome | Promise<ResourceOutcome> {
+  const job = new Job(manifest, run);
+  const admitted = admit(manifest, run.facts);
+  return admitted instanceof Promise ? admitted.then((a) => next(job, a, 1)) : next(job, admitted, 1);
+}
+
+/** The decision of round `round`, acted on. */
+function next(
+  job: Job,
+  resource: Admitted | Stop,
+  round: number,
+): ResourceOutcome | Promise<ResourceOutcome> {
+  const step = resource.action === "plan" ? decide(resource, round, job.run.facts) : resource;
+  job.first ??= step;
+  if (step.action === "stop") {
+    job.requestId ??= step.requestId;
+    return job.finish(step.cause, step.message);
+  }
+  if (step.action === "adopt") return adopt(job, step);
+  // Plan again against the record as it is now: a follow-up sees the first answer.
+  return send(job, step, round).then((stopped) => stopped ?? next(job, resource, round + 1));
+}
+
+/** Records the server id the manifest names; nothing is sent. */
+async function adopt(job: Job, step: Extract<Step, { action: "adopt" }>): Promise<ResourceOutcome> {
+  job.write(recordResult(step.input, step.plan, undefined, new Date().toISOString()));
+  try {
+    await job.run.effects.save();
+  } catch (error) {
+    return job.finish("save-failed", `adopted, but the state could not be saved: ${messageOf(error)}`);
+  }
+  job.log.info({ serverId: step.plan.adoptId }, "resource adopted");
+  return job.finish("adopted", step.plan.reason);
+}
+
+/** Sends one decided request, records the answer and saves; the outcome when the resource stops here. */
+async function send(
+  job: Job,
+  step: Extract<Step, { action: "send" }>,
+  round: number,
+): Promise<ResourceOutcome | undefined> {
+  const { effects, facts, trigger } = job.run;
+  const write = { manifest: job.manifest, stopped: facts.stopped };
+  const notSent = await effects.mayWrite(write);
+  if (notSent) return job.finish(notSent.cause, notSent.message, notSent);
+
+  // A create is not idempotent: its intent is saved first, so a crash after the POST is seen.
+  const route = ROUTES[step.request.route];
+  const creates = route.method === "POST";
+  if (creates) {
+    const refused = await saveIntent(job, step.input.context.allowCreate);
+    if (refused) return refused;
+  }
+
+  // Send exactly the decision; changes from git go first, re-assertions last.
+  const view = viewOf(step.plan, step.input.record?.applied);
+  const change = trigger === "retry" ? "retry" : "change";
+  const priority = step.plan.changes.length > 0 || round > 1 ? change : "poll";
+  const started = performance.now();
+  let answer: Awaited<ReturnType<Effects["send"]>>;
+  try {
+    answer = await effects.send(step.request, { ...write, priority });
+  } catch (error) {
+    return failed(job, view, creates, error, step.fingerprint);
+  }
+  job.answered = true;
+  job.requestId = answer.requestId;
+  job.sent.push(view);
+
+  // Record the answer and save at once, so a crash loses nothing that was sent. A save that fails
+  // leaves the record in memory for the pass's next save; on disk a create keeps its intent, so a
+  // crash now shows Unknown rather than creating the endpoint twice.
+  job.write(recordResult(step.input, step.plan, answer.result, new Date().toISOString()));
+  try {
+    await effects.save();
+  } catch (error) {
+    return job.finish("save-failed", `sent, but the state could not be saved: ${messageOf(error)}`);
+  }
+  const durationMs = Math.round(performance.now() - started);
+  const fields = step.plan.changes.map((c) => c.path);
+  const { method, template } = route;
+  job.log.info({ method, route: template, fields, requestId: job.requestId, durationMs }, "resource applied");
+  return undefined;
+}
+
+/** Saves the intent of a create before its POST; the outcome to return when it cannot be saved. */
+async function saveIntent(job: Job, allowed: boolean): Promise<ResourceOutcome | undefined> {
+  const before = job.record;
+  const now = new Date().toISOString();
+  job.write({
+    ...(before ?? { kind: job.manifest.kind, name: job.manifest.name }),
+    intent: { action: "create", startedAt: now },
+    // An allowance buys one attempt: recorded with the intent, so a restart cannot spend it again.
+    ...(allowed ? { allowanceUsedAt: now } : {}),
+  });
+  try {
+    await job.run.effects.save();
+    return undefined;
+  } catch (error) {
+    // Nothing was sent: the intent must not reach the state with a later save of another resource.
+    job.write(before);
+    return job.finish("save-failed", `not sent: the create intent could not be saved: ${messageOf(error)}`);
+  }
+}
+
+/**
+ * A create that did not happen (the platform answered, or the request never left): its intent is void.
+ * Returns what to add to the message when the state could not be saved.
+ */
+async function voidIntent(job: Job): Promise<string> {
+  const { intent: _void, ...rest } = job.record ?? { kind: job.manifest.kind, name: job.manifest.name };
+  job.write(rest);
+  try {
+    await job.run.effects.save();
+    return "";
+  } catch (saveError) {
+    // Safe, not silent: on disk the intent stays, so a restart reports Unknown rather than creating twice.
+    job.log.warn({ err: saveError }, "create intent could not be cleared: the state save failed");
+    return `; the state could not be saved (${messageOf(saveError)}), so a restart may report this create as Unknown`;
+  }
+}
+
+/** The outcome of a request that failed: its cause, from what the failure says of the request. */
+async function failed(
+  job: Job,
+  view: PlanView,
+  creates: boolean,
+  error: unknown,
+  fingerprint: string,
+): Promise<ResourceOutcome> {
+  const { manifest, run } = job;
+  if (isUnknownOutcomeError(error)) {
+    job.sent.push(view);
+    const startedAt = job.record?.intent?.startedAt ?? "now";
+    const message = `${error.message}. ${unknownCreateMessage(manifest.kind, manifest.name, startedAt)}`;
+    return job.finish("create-unanswered", message);
+  }
+  const unsaved = creates ? await voidIntent(job) : "";
+  if (isWriteRefusedError(error)) return job.finish(error.verdict, error.message + unsaved, error);
+  if (run.signal?.aborted && !isApiError(error)) {
+    return job.finish(
+      "interrupted",
+      "not completed: the pass was stopped (shutdown or lost leadership); the next pass sends it again",
+    );
+  }
+  if (!isApiError(error)) return job.finish("platform-error", messageOf(error) + unsaved);
+  job.requestId = error.context.requestId ?? job.requestId;
+  if (error.context.retryable) return job.finish("platform-error", error.message + unsaved);
+  const refusal = {
+    fingerprint,
+    message: error.message,
+    ...(job.requestId ? { requestId: job.requestId } : {}),
+  };
+  return job.finish("refused-by-platform", error.message + unsaved, { refusal });
+}
