@@ -2,7 +2,8 @@ import { spawnSync } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { files, ids, KEY_ROUTE, metricsOf, until, useDaemonRun } from "./helpers/daemon-run.js";
+import { files, ids, KEY_ROUTE, metricsOf, useDaemonRun } from "./helpers/daemon-run.js";
+import { until } from "./helpers/wait.js";
 
 /**
  * `driftless run` as a real process: readiness, the metrics exposition, polls following the simulator,

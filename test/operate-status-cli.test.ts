@@ -3,7 +3,8 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { driftlessAsync, startDriftless } from "./helpers/cli.js";
-import { apiKey, until, useDaemonRun, WATCHES } from "./helpers/daemon-run.js";
+import { apiKey, useDaemonRun, WATCHES } from "./helpers/daemon-run.js";
+import { until } from "./helpers/wait.js";
 
 /** `driftless status` through the built CLI against a running `driftless run`. */
 

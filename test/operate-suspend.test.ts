@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { driftlessAsync, repo } from "./helpers/cli.js";
 import type { DaemonProcess } from "./helpers/daemon-process.js";
-import { apiKey, files, KEY_ROUTE, metricsOf, until, useDaemonRun, WATCHES } from "./helpers/daemon-run.js";
+import { apiKey, files, KEY_ROUTE, metricsOf, useDaemonRun, WATCHES } from "./helpers/daemon-run.js";
+import { until } from "./helpers/wait.js";
 
 /**
  * Suspend and resume through the built CLI and a running `driftless run`: the whole daemon
