@@ -10,6 +10,7 @@ import type { Credential } from "../settings.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { PassMetrics } from "../telemetry/pass-metrics.js";
+import type { Clock } from "./clock.js";
 import {
   type HttpServer,
   type HttpServerLimits,
@@ -65,6 +66,8 @@ export type DaemonDeps = {
   suspension?: Suspension;
   /** Resources allowed one new create attempt, in the first pass that finishes (DRIFTLESS_ALLOW_CREATE). */
   allowCreate?: readonly string[];
+  /** The pass loop's time (settle waits, retries); default the system's. */
+  clock?: Clock;
 };
 
 export type Daemon = {
@@ -205,6 +208,7 @@ function createPassLoop(
     currentRevision,
     ...(deps.settings.settleMs !== undefined ? { settleMs: deps.settings.settleMs } : {}),
     ...(deps.allowCreate ? { allowCreate: deps.allowCreate } : {}),
+    ...(deps.clock ? { clock: deps.clock } : {}),
     isSuperseded,
     onPass: (result, trigger) => {
       // A pass that ran on when leadership was lost speaks for nothing: the new leader reports now.
