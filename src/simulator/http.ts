@@ -353,7 +353,7 @@ function decide<A extends Api, Caller>(
   const rate = options.limiter(options.callerId(caller));
   const rateHeaders = rate ? rateLimitHeaders(rate) : {};
   if (rate && !rate.allowed) {
-    const retryAfter = String(Math.max(1, Math.ceil((rate.resetAt - Date.now()) / 1000)));
+    const retryAfter = String(Math.max(1, Math.ceil(rate.resetInMs / 1000)));
     return {
       status: 429,
       body: { error: "TOO_MANY_REQUESTS" },
