@@ -38,14 +38,14 @@ spec:
 `;
 
 /**
- * Where in the create the kill lands: `sent`, the platform has the POST and holds its answer (it makes
- * the endpoint once the hold ends); `done`, the platform made the endpoint and its answer never leaves.
+ * Where in the create the kill lands: `sent`, the platform has the POST and holds it until the process
+ * is killed (then makes the endpoint); `done`, the platform made the endpoint and its answer never leaves.
  */
 type Moment = "sent" | "done";
-const HOLD: Record<Moment, Fault> = {
-  sent: { api: "management", method: "POST", route: ROUTE, kind: "latency", ms: 300, count: 1 },
-  done: { api: "management", method: "POST", route: ROUTE, kind: "hang", applied: true, count: 1 },
-};
+const hold = (moment: Moment, killed: Promise<unknown>): Fault =>
+  moment === "sent"
+    ? { api: "management", method: "POST", route: ROUTE, kind: "latency", until: killed }
+    : { api: "management", method: "POST", route: ROUTE, kind: "hang", applied: true };
 
 let sim: Simulator | undefined;
 let root: string | undefined;
@@ -101,9 +101,8 @@ it(`never creates twice nor tears the state when killed inside creates (seed ${S
     const command = random() < 0.5 ? "apply" : "run";
     const moment: Moment = random() < 0.5 ? "sent" : "done";
     rounds.push(`${command}/${moment}`);
-    simulator.inject(HOLD[moment]);
-
     const running = startDriftless([command], env);
+    simulator.inject(hold(moment, running.exited));
     await until(() => {
       if (running.child.exitCode !== null) {
         throw new Error(
@@ -114,7 +113,7 @@ it(`never creates twice nor tears the state when killed inside creates (seed ${S
     }, 30_000);
     running.child.kill("SIGKILL");
     await running.exited;
-    // The platform makes the endpoint once its hold ends, answering a process that is gone.
+    // Held until the kill, the platform makes the endpoint, answering a process that is gone.
     await until(() => made(name));
 
     const state = await loadState(stateDir).catch((error: Error) => {

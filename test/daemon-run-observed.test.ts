@@ -48,10 +48,16 @@ const run = useDaemonRun();
 
 describe("driftless run, observed", () => {
   it("is not ready until the first pass has finished", async () => {
-    run.simulator.inject({ api: "management", route: KEY_ROUTE, kind: "latency", ms: 1_500 });
+    // The key's answer is held until the test has asked.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    run.simulator.inject({ api: "management", route: KEY_ROUTE, kind: "latency", until: held });
     const d = await run.start();
 
     const before = await fetch(`${d.url}/readyz`);
+    release();
     await d.waitForLog((l) => l.msg === "pass finished");
     const after = await fetch(`${d.url}/readyz`);
 
@@ -147,13 +153,21 @@ describe("driftless run, observed", () => {
   it("on SIGTERM during a pass, lets the in-flight request finish, saves the state and exits 0", async () => {
     const d = await run.start();
     await d.waitForLog((l) => l.msg === "pass finished");
-    run.simulator.inject({ api: "management", route: KEY_ROUTE, kind: "latency", ms: 1_000 });
+    // The PATCH is held at the simulator until the daemon has taken the SIGTERM.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    run.simulator.inject({ api: "management", route: KEY_ROUTE, kind: "latency", until: held });
 
     await run.layout.publish(files("renamed-before-shutdown"));
     await until(() =>
       run.simulator.requests.find((r) => r.method === "PATCH" && r.route === KEY_ROUTE && r.status === 0),
     );
-    const code = await d.stop("SIGTERM");
+    const stopping = d.stop("SIGTERM");
+    await d.waitForLog((l) => String(l.msg).startsWith("shutting down"));
+    release();
+    const code = await stopping;
     const state = JSON.parse(await readFile(join(run.root, "state", "state.json"), "utf8"));
 
     expect(code).toBe(0);

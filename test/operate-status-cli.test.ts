@@ -138,10 +138,21 @@ describe("driftless status", () => {
   });
 
   it("exits 1 while no pass has finished, saying so", async () => {
-    run.simulator.inject({ api: "management", kind: "latency", ms: 3_000 });
+    // Every management answer is held until the status has been asked.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    run.simulator.inject({
+      api: "management",
+      kind: "latency",
+      until: held,
+      count: Number.POSITIVE_INFINITY,
+    });
     const d = await run.start();
 
     const result = await driftlessAsync(["status", "--url", d.url]);
+    release();
 
     expect(result).toEqual({ code: 1, stdout: "no reconcile pass has finished yet\n", stderr: "" });
   });

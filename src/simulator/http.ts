@@ -251,7 +251,7 @@ async function serve<A extends Api, Caller>(
   const incoming = await readIncoming(options, routes, request);
   const { recorded } = incoming;
   const fault = options.faults.take(options.api, recorded.method, recorded.route);
-  if (fault?.kind === "latency") await sleep(fault.ms ?? 1000);
+  if (fault?.kind === "latency") await (fault.until?.catch(() => {}) ?? sleep(fault.ms ?? 1000));
   if (fault?.kind === "status") {
     const status = fault.status ?? 503;
     const body =
