@@ -61,6 +61,7 @@ describe("the container image's recipe", () => {
   let app: string;
   let install: ReturnType<typeof spawnSync>;
 
+  // A real production install: on a loaded machine it takes far longer than the default 30 s.
   beforeAll(() => {
     work = mkdtempSync(join(tmpdir(), "driftless-image-"));
     app = join(work, "app");
@@ -85,7 +86,7 @@ describe("the container image's recipe", () => {
     cpSync(join(repo, "dist"), join(app, "dist"), { recursive: true });
     cpSync(join(repo, "contracts"), join(app, "contracts"), { recursive: true });
     cpSync(join(repo, "package.json"), join(app, "package.json"));
-  });
+  }, 180_000);
 
   afterAll(() => {
     rmSync(work, { recursive: true, force: true });

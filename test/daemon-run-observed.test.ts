@@ -101,6 +101,8 @@ describe("driftless run, observed", () => {
 
   it("gives every metric docs/daemon.md#metrics fixes its type and exactly its labels", async () => {
     const d = await run.start();
+    // The polls run on their own schedule too: a loaded machine may poll before the first pass ends.
+    await d.waitForLog((l) => l.msg === "pass finished");
     await until(async () => ((await metricsOf(d)).includes("driftless_backup_stale{") ? true : undefined));
     await until(async () => ((await metricsOf(d)).includes("driftless_alert_state{") ? true : undefined));
 
