@@ -16,8 +16,10 @@ const mocking = readdirSync(`${root}test`, { recursive: true, encoding: "utf8" }
 
 export default defineConfig({
   test: {
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // Time-outs bound how long a broken test hangs, never how fast the code must be: on two cores
+    // shared with other work a test of processes runs several times slower than on an idle machine.
+    testTimeout: 90_000,
+    hookTimeout: 90_000,
     pool: "forks",
     // Most tests wait on servers, timers and child processes rather than on a CPU: four workers on two
     // cores halve the suite's time (one worker per spare core, vitest's default, leaves them idle).

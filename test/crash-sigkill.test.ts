@@ -110,7 +110,7 @@ it(`never creates twice nor tears the state when killed inside creates (seed ${S
         );
       }
       return moment === "sent" ? posted(name) : made(name) && posted(name);
-    }, 30_000);
+    });
     running.child.kill("SIGKILL");
     await running.exited;
     // Held until the kill, the platform makes the endpoint, answering a process that is gone.
@@ -142,4 +142,4 @@ it(`never creates twice nor tears the state when killed inside creates (seed ${S
   for (const status of endpoints) {
     expect(["Synced", "Unknown"], `${status.name}: ${status.status}; ${context()}`).toContain(status.status);
   }
-}, 120_000);
+}, 300_000);

@@ -63,7 +63,7 @@ describe("driftless run, stopped while starting", () => {
     });
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     // Seen well within the read's 1.5 s: this process's own timers run in order.
-    await until(() => fake.requests.some((r) => r.path.includes("/secrets/")), 15_000);
+    await until(() => fake.requests.some((r) => r.path.includes("/secrets/")));
 
     child.kill("SIGTERM");
     const killer = setTimeout(() => child.kill("SIGKILL"), 15_000);

@@ -48,7 +48,7 @@ beforeAll(async () => {
       "--no-first-run",
     ],
   });
-}, 30_000);
+});
 
 afterAll(async () => {
   await browser?.close();
