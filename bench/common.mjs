@@ -3,16 +3,19 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { dist } from "./dist.mjs";
 
 const repo = fileURLToPath(new URL("..", import.meta.url));
-const dist = (path) => import(join(repo, "dist", path));
 const { createReconciler } = await dist("reconcile/engine.js");
 const { createFileStore } = await dist("state/file-store.js");
 const { createLogger } = await dist("telemetry/logger.js");
 const CLI = join(repo, "dist", "cli.js");
 const { defaultIds } = await dist("simulator/index.js");
 
-/** The settings that point driftless at `simulator`, with the simulator's own credentials. */
+/**
+ * The settings that point driftless at `simulator`, with the simulator's own credentials.
+ * @param {import("../src/simulator/index.js").Simulator} simulator
+ */
 export const platformEnv = (simulator) => ({
   DRIFTLESS_MANAGEMENT_URL: simulator.managementUrl,
   DRIFTLESS_MANAGEMENT_KEY_ID: defaultIds.managementKeyId,
@@ -24,6 +27,10 @@ export const platformEnv = (simulator) => ({
 /**
  * Runs the built CLI with `args` in a clean environment (PATH and `env` only); resolves with its exit
  * code, output and wall time in ms.
+ * @param {string[]} args
+ * @param {Record<string, string>} [env]
+ * @param {string} [cwd]
+ * @returns {Promise<{ code: number | null; stdout: string; stderr: string; ms: number }>}
  */
 export function runCli(args, env = {}, cwd = undefined) {
   return new Promise((resolve) => {
@@ -47,6 +54,10 @@ export function runCli(args, env = {}, cwd = undefined) {
  * where it listens, and rejects with its error lines if it exits first; `passes()` counts its finished
  * passes; `stop()` ends it (at once if it already exited).
  */
+/**
+ * @param {Record<string, string>} env
+ * @param {{ cli?: string; nodeArgs?: string[] }} [options]
+ */
 export function startRun(env, { cli = CLI, nodeArgs = [] } = {}) {
   const child = spawn(process.execPath, [...nodeArgs, cli, "run"], {
     env: { PATH: process.env.PATH, DRIFTLESS_LISTEN: "127.0.0.1:0", DRIFTLESS_LOG_LEVEL: "info", ...env },
@@ -54,6 +65,7 @@ export function startRun(env, { cli = CLI, nodeArgs = [] } = {}) {
   });
   let passes = 0;
   let failures = "";
+  /** @type {Promise<string>} */
   const url = new Promise((resolve, reject) => {
     let partial = "";
     child.stderr.setEncoding("utf8");
@@ -82,11 +94,17 @@ export function startRun(env, { cli = CLI, nodeArgs = [] } = {}) {
  * platform that answers each request with its body (and tile ids), and one save at the end.
  */
 
-/** Applies `manifests` once and saves the state in `stateDir`; throws when a resource is not Synced. */
+/**
+ * Applies `manifests` once and saves the state in `stateDir`; throws when a resource is not Synced.
+ * @param {string} manifests
+ * @param {string} stateDir
+ */
 export async function seedState(manifests, stateDir) {
   const file = createFileStore(stateDir);
   // The engine saves after every write; a seed of 10,000 writes keeps the last state and saves it once.
+  /** @type {import("../src/state/store.js").State | undefined} */
   let latest;
+  /** @type {import("../src/state/store.js").StateStore} */
   const store = {
     load: () => file.load(),
     save: async (state) => {
@@ -95,12 +113,15 @@ export async function seedState(manifests, stateDir) {
     ensureWritable: async () => {},
     close: async () => {},
   };
+  /** @type {import("../src/reconcile/send.js").Sender} */
   const send = async (request) => {
-    const body = request.body;
+    // Any kind's request: the answer is its body with the ids the platform would give.
+    const body = /** @type {Record<string, unknown>} */ (request.body);
+    const params = /** @type {Record<string, string | undefined>} */ (request.params);
     const tiles = Array.isArray(body.tiles)
       ? body.tiles.map((t, i) => ({ ...t, id: t.id ?? `tile-${i}` }))
       : undefined;
-    return { result: { id: request.params.id ?? "x", ...body, ...(tiles ? { tiles } : {}) } };
+    return { result: { id: params.id ?? "x", ...body, ...(tiles ? { tiles } : {}) } };
   };
   const reconciler = createReconciler({
     manifests,
@@ -110,7 +131,8 @@ export async function seedState(manifests, stateDir) {
     logger: createLogger("silent"),
     concurrency: 64,
   });
-  const result = await reconciler.pass({ trigger: "bench" });
+  const result = await reconciler.pass({ trigger: "cli" });
+  if (latest === undefined) throw new Error("seeding saved nothing: the manifests folder holds no resource");
   await file.save(latest);
   await file.close();
   if (!result.ok)

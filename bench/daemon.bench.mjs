@@ -6,11 +6,9 @@
 import { mkdir, mkdtemp, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { platformEnv, startRun } from "./common.mjs";
+import { dist } from "./dist.mjs";
 
-const repo = fileURLToPath(new URL("..", import.meta.url));
-const dist = (path) => import(join(repo, "dist", path));
 const { startSimulator, defaultIds: ids } = await dist("simulator/index.js");
 const { startDaemon } = await dist("daemon/daemon.js");
 const { createReconciler } = await dist("reconcile/engine.js");
@@ -29,18 +27,29 @@ const KEY_ROUTE = "/v1/organizations/{organizationId}/keys/{keyId}";
 const SPACING_MS = 1_250;
 const TOKEN = "bench-webhook-token";
 
+/** @param {number} ms */
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
+/** @param {number[]} sorted @param {number} q */
+const quantile = (sorted, q) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? Number.NaN;
+/** @param {number} value */
 const ms = (value) => `${value.toFixed(0)} ms`;
+/** @param {number} bytes */
 const mib = (bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 
+/** @param {string} name @param {string} [keyId] @param {string} [manifest] */
 const apiKey = (name, keyId = ids.ciDeployerKeyId, manifest = "ci-deployer") =>
   `apiVersion: driftless/v1\nkind: ApiKey\nmetadata:\n  name: ${manifest}\nspec:\n  organizationId: ${ids.organizationId}\n  keyId: ${keyId}\n  name: ${name}\n  roles: [developer]\n  expireAt: "2027-06-30T00:00:00Z"\n  ipAccessList:\n    - {source: 203.0.113.0/24, description: CI runners}\n`;
 
-/** A git-sync root: worktrees beside a `link`; publish() swaps the link atomically and deletes the old one. */
+/**
+ * A git-sync root: worktrees beside a `link`; publish() swaps the link atomically and deletes the old one.
+ * @param {string} root
+ * @param {string} text
+ */
 async function gitSyncLayout(root, text) {
   let counter = 0;
   let current = "rev-0";
+  /** @param {string} revision @param {string} content */
   const write = async (revision, content) => {
     await mkdir(join(root, revision), { recursive: true });
     await writeFile(join(root, revision, "key.yaml"), content);
@@ -49,6 +58,7 @@ async function gitSyncLayout(root, text) {
   await symlink(current, join(root, "link"));
   return {
     link: join(root, "link"),
+    /** @param {string} content */
     async publish(content) {
       const previous = current;
       current = `rev-${++counter}`;
@@ -62,6 +72,7 @@ async function gitSyncLayout(root, text) {
   };
 }
 
+/** @param {"watch" | "webhook"} mode */
 async function latency(mode) {
   const simulator = await startSimulator();
   const root = await mkdtemp(join(tmpdir(), "driftless-bench-latency-"));
@@ -79,6 +90,7 @@ async function latency(mode) {
   try {
     const url = await run.url;
     while (run.passes() < 1) await sleep(20);
+    /** @type {number[]} */
     const latencies = [];
     for (let i = 0; i < CHANGES; i++) {
       const name = `ci-deployer-${mode}-${i}`;
@@ -91,7 +103,10 @@ async function latency(mode) {
       let patch;
       while (!patch && Date.now() < deadline) {
         patch = simulator.requests.find(
-          (r) => r.method === "PATCH" && r.route === KEY_ROUTE && r.body?.name === name,
+          (r) =>
+            r.method === "PATCH" &&
+            r.route === KEY_ROUTE &&
+            /** @type {{ name?: unknown } | undefined} */ (r.body)?.name === name,
         );
         if (!patch) await sleep(2);
       }
@@ -103,7 +118,7 @@ async function latency(mode) {
     return {
       p50: quantile(latencies, 0.5),
       p99: quantile(latencies, 0.99),
-      max: latencies.at(-1),
+      max: latencies.at(-1) ?? Number.NaN,
       passes: run.passes(),
     };
   } finally {
@@ -122,10 +137,13 @@ function memory() {
 }
 
 async function memoryOverPasses() {
+  /** @param {number} i */
   const keyId = (i) => `00000000-0000-4000-8000-${i.toString(16).padStart(12, "0")}`;
   const fixture = (await dist("simulator/default-fixture.js")).defaultFixture();
+  const keys = fixture.keys ?? [];
+  fixture.keys = keys;
   for (let i = 1; i <= RESOURCES; i++) {
-    fixture.keys.push({
+    keys.push({
       id: keyId(i),
       organizationId: ids.organizationId,
       name: `bench-${i}`,
@@ -139,6 +157,7 @@ async function memoryOverPasses() {
   const manifests = join(root, "manifests");
   for (let file = 0; file < RESOURCES / 10; file++) {
     await mkdir(join(manifests, `team-${file % 10}`), { recursive: true });
+    /** @type {string[]} */
     const docs = [];
     for (let i = file * 10 + 1; i <= file * 10 + 10; i++)
       docs.push(apiKey(`bench-${i}`, keyId(i), `key-${i}`));
@@ -177,8 +196,7 @@ async function memoryOverPasses() {
     leadership: soleLeader(),
     loadManifests: async () => [],
     tileIdsOf: async () => undefined,
-    observability: platform.observability,
-    management: platform.management,
+    platform: platform.client,
     registry,
     metrics,
     logger,
@@ -209,7 +227,7 @@ async function memoryOverPasses() {
 }
 
 console.log(`change-to-request latency over ${CHANGES} changes (link swap -> PATCH at the simulator):`);
-for (const mode of ["watch", "webhook"]) {
+for (const mode of /** @type {const} */ (["watch", "webhook"])) {
   const r = await latency(mode);
   console.log(
     `  ${mode.padEnd(8)} p50 ${ms(r.p50).padStart(7)}  p99 ${ms(r.p99).padStart(7)}  max ${ms(r.max).padStart(7)}  (target p99 < 1000 ms) ${r.p99 < 1000 ? "ok" : "MISSED"}  passes ${r.passes}`,

@@ -10,18 +10,24 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runCli, seedState } from "./common.mjs";
+import { dist } from "./dist.mjs";
 
 const repo = fileURLToPath(new URL("..", import.meta.url));
-const dist = (path) => import(join(repo, "dist", path));
 const { startSimulator, defaultFixture, defaultIds: ids } = await dist("simulator/index.js");
 const { MANAGEMENT_BUDGET } = await dist("platform/budget.js");
 
 const CHANGED = process.env.BENCH_QUICK ? 20 : 100;
+/** @param {number} bytes */
 const mib = (bytes) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
+/** @param {number} i @param {string} tag */
 const uuid = (i, tag) => `${tag}-0000-4000-8000-${String(i).padStart(12, "0")}`;
 
-/** One manifest of a mix of kinds: API keys, kafka pipes with settings, dashboards of three tiles. */
+/**
+ * One manifest of a mix of kinds: API keys, kafka pipes with settings, dashboards of three tiles.
+ * @param {number} i
+ */
 function manifest(i) {
+  /** @param {string} kind */
   const head = (kind) => `apiVersion: driftless/v1\nkind: ${kind}\nmetadata:\n  name: r-${i}\nspec:\n`;
   if (i % 5 < 2) {
     return `${head("ApiKey")}  organizationId: ${ids.organizationId}\n  keyId: ${uuid(i, "0a0b0c0d")}\n  name: key-${i}\n  roles: [developer]\n  ipAccessList:\n    - {source: 203.0.113.0/24, description: CI}\n`;
@@ -29,35 +35,41 @@ function manifest(i) {
   if (i % 5 < 4) {
     return `${head("DataPipe")}  organizationId: ${ids.organizationId}\n  serviceId: ${ids.serviceId}\n  dataPipeId: ${uuid(i, "1a1b1c1d")}\n  name: pipe-${i}\n  source:\n    kafka:\n      iamRole: arn:aws:iam::1:role/r${i}\n  fieldMappings:\n    - {sourceField: id, destinationField: order_id}\n  settings:\n    streaming_max_insert_wait_ms: 500\n    engine_max_threads: 4\n`;
   }
+  /** @param {number} k */
   const tile = (k) =>
     `    - {key: t${k}, name: "Tile ${k}", x: ${k * 4}, y: 0, w: 4, h: 3, series: [{type: time, dataSource: events, aggFn: count, where: "kind:t${k}"}]}`;
   return `${head("Dashboard")}  dashboardId: d${i}\n  name: Dashboard ${i}\n  tags: [bench]\n  tiles:\n${[0, 1, 2].map(tile).join("\n")}\n`;
 }
 
+/** @param {string} dir @param {number} count */
 async function writeManifests(dir, count) {
   await mkdir(dir, { recursive: true });
   const perFile = 50;
   for (let f = 0; f * perFile < count; f++) {
+    /** @type {string[]} */
     const docs = [];
     for (let i = f * perFile; i < Math.min(count, (f + 1) * perFile); i++) docs.push(manifest(i));
     await writeFile(join(dir, `m-${f}.yaml`), docs.join("---\n"));
   }
 }
 
-/** The CLI with driftless's own logs quiet. */
+/**
+ * The CLI with driftless's own logs quiet.
+ * @param {string[]} args
+ * @param {Record<string, string>} env
+ */
 const cli = (args, env) => runCli(args, { DRIFTLESS_LOG_LEVEL: "error", ...env });
 
-/** Peak resident memory of a plan run in its own process (the CLI's code path, measured from inside). */
+/**
+ * Peak resident memory of a plan run in its own process (the CLI's code path, measured from inside).
+ * @param {string} manifests
+ * @param {string} stateDir
+ * @returns {Promise<{ maxRss: number; sends: number }>}
+ */
 function planPeakMemory(manifests, stateDir) {
-  const script = `
-    const { planPass } = await import(${JSON.stringify(join(repo, "dist/reconcile/engine.js"))});
-    const { createFileStore } = await import(${JSON.stringify(join(repo, "dist/state/file-store.js"))});
-    const { createLogger } = await import(${JSON.stringify(join(repo, "dist/telemetry/logger.js"))});
-    const store = createFileStore(${JSON.stringify(stateDir)}, { readOnly: true });
-    const report = await planPass({ manifests: ${JSON.stringify(manifests)}, store, secrets: { env: {}, secretsDir: "/" }, logger: createLogger("silent") });
-    console.log(JSON.stringify({ maxRss: process.resourceUsage().maxRSS * 1024, sends: report.resources.filter((r) => r.outcome !== "none").length }));`;
+  const script = join(repo, "bench", "plan-peak-memory.mjs");
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+    const child = spawn(process.execPath, [script, manifests, stateDir], {
       stdio: ["ignore", "pipe", "inherit"],
     });
     let out = "";
@@ -66,6 +78,7 @@ function planPeakMemory(manifests, stateDir) {
   });
 }
 
+/** @param {number} count */
 async function unchanged(count) {
   const root = await mkdtemp(join(tmpdir(), "driftless-bench-engine-"));
   const manifests = join(root, "manifests");
@@ -104,13 +117,16 @@ async function unchanged(count) {
   }
 }
 
+/** @param {number} count */
 async function changedUnderRateLimit(count) {
   const root = await mkdtemp(join(tmpdir(), "driftless-bench-engine-"));
   const manifests = join(root, "manifests");
   await mkdir(manifests);
   const fixture = defaultFixture();
+  const keys = fixture.keys ?? [];
+  fixture.keys = keys;
   for (let i = 0; i < count; i++) {
-    fixture.keys.push({
+    keys.push({
       id: uuid(i, "0e0e0e0e"),
       organizationId: ids.organizationId,
       name: `key-${i}`,

@@ -1,37 +1,47 @@
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { runCli } from "./common.mjs";
+import { dist } from "./dist.mjs";
 
-const repo = fileURLToPath(new URL("..", import.meta.url));
-const dist = (path) => import(join(repo, "dist", path));
 const { startSimulator, defaultFixture, defaultIds: ids } = await dist("simulator/index.js");
 const { MANAGEMENT_BUDGET } = await dist("platform/budget.js");
 
 const CHANGED = process.env.BENCH_QUICK ? 36 : 72;
 const RATE = MANAGEMENT_BUDGET.requests / (MANAGEMENT_BUDGET.windowMs / 1000);
+/** @param {number} i @param {string} tag */
 const uuid = (i, tag) => `${tag}-0000-4000-8000-${String(i).padStart(12, "0")}`;
 const created = "2025-01-01T00:00:00Z";
 
-/** The default fixture plus `organizations` - 1 more, each with a driftless key and `perOrg` keys to rename. */
+/**
+ * The default fixture plus `organizations` - 1 more, each with a driftless key and `perOrg` keys to rename.
+ * @param {number} organizations
+ * @param {number} perOrg
+ */
 function fixtureOf(organizations, perOrg) {
   const fixture = defaultFixture();
+  const fixtureOrganizations = fixture.organizations ?? [];
+  fixture.organizations = fixtureOrganizations;
+  const keys = fixture.keys ?? [];
+  fixture.keys = keys;
+  /** @type {Array<{ id: string; keyId: string; secret: string; targets: string[] }>} */
   const orgs = [];
   for (let o = 0; o < organizations; o++) {
+    /** @type {string[]} */
+    const targets = [];
     const org =
       o === 0
-        ? { id: ids.organizationId, keyId: ids.managementKeyId, secret: ids.managementKeySecret }
-        : { id: uuid(o, "0b0b0b0b"), keyId: uuid(o, "0c0c0c0c"), secret: `bench-secret-${o}` };
+        ? { id: ids.organizationId, keyId: ids.managementKeyId, secret: ids.managementKeySecret, targets }
+        : { id: uuid(o, "0b0b0b0b"), keyId: uuid(o, "0c0c0c0c"), secret: `bench-secret-${o}`, targets };
     if (o > 0) {
-      fixture.organizations.push({
+      fixtureOrganizations.push({
         id: org.id,
         name: `org ${o}`,
         createdAt: created,
         privateEndpoints: [],
         byocConfig: [],
       });
-      fixture.keys.push({
+      keys.push({
         id: org.keyId,
         organizationId: org.id,
         name: "driftless",
@@ -41,10 +51,9 @@ function fixtureOf(organizations, perOrg) {
         secret: org.secret,
       });
     }
-    org.targets = [];
     for (let i = 0; i < perOrg; i++) {
       const id = uuid(o * 1000 + i, "0e0e0e0e");
-      fixture.keys.push({
+      keys.push({
         id,
         organizationId: org.id,
         name: `key-${i}`,
@@ -52,16 +61,21 @@ function fixtureOf(organizations, perOrg) {
         keySuffix: "0000",
         createdAt: created,
       });
-      org.targets.push(id);
+      targets.push(id);
     }
     orgs.push(org);
   }
   return { fixture, orgs };
 }
 
-/** The CLI with driftless's own logs quiet. */
+/**
+ * The CLI with driftless's own logs quiet.
+ * @param {string[]} args
+ * @param {Record<string, string>} env
+ */
 const cli = (args, env) => runCli(args, { DRIFTLESS_LOG_LEVEL: "error", ...env });
 
+/** @param {number} keys */
 async function applyWithKeys(keys) {
   const root = await mkdtemp(join(tmpdir(), "driftless-bench-orgs-"));
   const manifests = join(root, "manifests");
@@ -72,7 +86,8 @@ async function applyWithKeys(keys) {
   // Interleaved, so that the engine's few resources in flight belong to different organizations.
   for (let i = 0; i < CHANGED; i++) {
     const org = orgs[i % keys];
-    const keyId = org.targets[Math.floor(i / keys)];
+    const keyId = org?.targets[Math.floor(i / keys)];
+    if (!org || !keyId) throw new Error(`no organization or key for change ${i}`);
     await writeFile(
       join(manifests, `k${String(i).padStart(4, "0")}.yaml`),
       `apiVersion: driftless/v1\nkind: ApiKey\nmetadata:\n  name: k-${i}\nspec:\n  organizationId: ${org.id}\n  keyId: ${keyId}\n  name: key-${i}-renamed\n`,
@@ -105,7 +120,10 @@ async function applyWithKeys(keys) {
   }
 }
 
-/** The least time the budget allows for `n` requests on one key, in seconds. */
+/**
+ * The least time the budget allows for `n` requests on one key, in seconds.
+ * @param {number} n
+ */
 const boundOf = (n) => (Math.floor((n - 1) / MANAGEMENT_BUDGET.requests) * MANAGEMENT_BUDGET.windowMs) / 1000;
 
 const single = boundOf(CHANGED);

@@ -5,19 +5,23 @@ import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { runCli, seedState } from "./common.mjs";
+import { dist } from "./dist.mjs";
 
-const repo = fileURLToPath(new URL("..", import.meta.url));
-const dist = (path) => import(join(repo, "dist", path));
 const { defaultIds: ids } = await dist("simulator/index.js");
 
 const COUNT = 10_000;
 const CHANGED = 100;
+/** @param {number} i @param {string} tag */
 const uuid = (i, tag) => `${tag}-0000-4000-8000-${String(i).padStart(12, "0")}`;
 
-/** The engine bench's mix: API keys, kafka pipes with settings, dashboards of three tiles. */
+/**
+ * The engine bench's mix: API keys, kafka pipes with settings, dashboards of three tiles.
+ * @param {number} i
+ * @param {boolean} changed
+ */
 function manifest(i, changed) {
+  /** @param {string} kind */
   const head = (kind) => `apiVersion: driftless/v1\nkind: ${kind}\nmetadata:\n  name: r-${i}\nspec:\n`;
   const suffix = changed ? "-changed" : "";
   if (i % 5 < 2) {
@@ -26,14 +30,21 @@ function manifest(i, changed) {
   if (i % 5 < 4) {
     return `${head("DataPipe")}  organizationId: ${ids.organizationId}\n  serviceId: ${ids.serviceId}\n  dataPipeId: ${uuid(i, "1a1b1c1d")}\n  name: pipe-${i}${suffix}\n  source:\n    kafka:\n      iamRole: arn:aws:iam::1:role/r${i}\n  fieldMappings:\n    - {sourceField: id, destinationField: order_id}\n  settings:\n    streaming_max_insert_wait_ms: 500\n    engine_max_threads: 4\n`;
   }
+  /** @param {number} k */
   const tile = (k) =>
     `    - {key: t${k}, name: "Tile ${k}", x: ${k * 4}, y: 0, w: 4, h: 3, series: [{type: time, dataSource: events, aggFn: count, where: "kind:t${k}"}]}`;
   return `${head("Dashboard")}  dashboardId: d${i}\n  name: Dashboard ${i}${suffix}\n  tags: [bench]\n  tiles:\n${[0, 1, 2].map(tile).join("\n")}\n`;
 }
 
+/**
+ * @param {string} dir
+ * @param {number} perFile
+ * @param {(i: number) => boolean} changed
+ */
 async function writeManifests(dir, perFile, changed) {
   await mkdir(dir, { recursive: true });
   for (let f = 0; f * perFile < COUNT; f++) {
+    /** @type {string[]} */
     const docs = [];
     for (let i = f * perFile; i < Math.min(COUNT, (f + 1) * perFile); i++) docs.push(manifest(i, changed(i)));
     await writeFile(join(dir, `m-${f}.yaml`), docs.join("---\n"));
@@ -42,9 +53,11 @@ async function writeManifests(dir, perFile, changed) {
 
 const cli = runCli;
 
+/** @param {number} perFile */
 async function measure(perFile) {
   const root = await mkdtemp(join(tmpdir(), "driftless-bench-base-"));
   const manifests = join(root, "manifests");
+  /** @param {string[]} args */
   const git = (...args) =>
     execFileSync("git", ["-c", "user.email=b@example.com", "-c", "user.name=b", ...args], { cwd: root });
   try {
@@ -60,6 +73,7 @@ async function measure(perFile) {
       { DRIFTLESS_STATE_DIR: join(root, "state"), DRIFTLESS_SECRETS_DIR: root, DRIFTLESS_LOG_LEVEL: "error" },
       root,
     );
+    /** @param {{ stdout: string }} run */
     const last = (run) => run.stdout.trim().split("\n").at(-1);
     console.log(`${COUNT} manifests in ${Math.ceil(COUNT / perFile)} file(s), ${CHANGED} changed:`);
     console.log(

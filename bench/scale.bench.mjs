@@ -18,29 +18,37 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { platformEnv, startRun } from "./common.mjs";
+import { dist } from "./dist.mjs";
 
 // BENCH_REPO=<checkout>: measure the built code of another checkout (e.g. the release before, for its figures).
 const repo = process.env.BENCH_REPO ?? fileURLToPath(new URL("..", import.meta.url));
 const CLI = join(repo, "dist", "cli.js");
-const dist = (path) => import(join(repo, "dist", path));
-const { startSimulator, defaultFixture, defaultIds: ids } = await dist("simulator/index.js");
-const { createFileStore } = await dist("state/file-store.js");
-const { createKubernetesStateStore } = await dist("state/kubernetes-store.js");
-const { newState, serializeState } = await dist("state/state-format.js");
-const { createLogger } = await dist("telemetry/logger.js");
+const { startSimulator, defaultFixture, defaultIds: ids } = await dist("simulator/index.js", repo);
+const { createFileStore } = await dist("state/file-store.js", repo);
+const { createKubernetesStateStore } = await dist("state/kubernetes-store.js", repo);
+const { newState, serializeState } = await dist("state/state-format.js", repo);
+const { createLogger } = await dist("telemetry/logger.js", repo);
 const { KubeConfig } = await import("@kubernetes/client-node");
 
 const SIZES = [1_000, 10_000, 100_000];
 const CHANGES = 50;
 const logger = createLogger("silent");
+/** @param {number} bytes */
 const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
+/** @param {number} bytes */
 const mib = (bytes) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
+/** @param {number} value */
 const ms = (value) => `${value.toFixed(0)} ms`;
+/** @param {boolean} ok */
 const verdict = (ok) => (ok ? "ok" : "MISSED");
+/** @param {number} i */
 const keyId = (i) => `00000000-0000-4000-8000-${i.toString(16).padStart(12, "0")}`;
 const LIST = [{ source: "203.0.113.0/24", description: "CI runners" }];
 
-/** The record `driftless run` keeps of the API key bench-i (see apiKeyManifest), as after a first pass. */
+/**
+ * The record `driftless run` keeps of the API key bench-i (see apiKeyManifest), as after a first pass.
+ * @param {number} i
+ */
 function keyRecord(i) {
   return {
     kind: "ApiKey",
@@ -66,7 +74,10 @@ function keyRecord(i) {
   };
 }
 
-/** A pipe's record: the applied spec with a hashed secret, and the platform's much longer answer. */
+/**
+ * A pipe's record: the applied spec with a hashed secret, and the platform's much longer answer.
+ * @param {number} i
+ */
 function pipeRecord(i) {
   const columns = Array.from({ length: 8 }, (_, c) => ({ name: `col_${c}_${i}`, type: "String" }));
   const id = `${(i * 2654435761).toString(16).padStart(8, "0").slice(-8)}-5b6a-4798-8a9b-${keyId(i).slice(-12)}`;
@@ -85,6 +96,7 @@ function pipeRecord(i) {
   };
 }
 
+/** @param {number} count */
 function mixedState(count) {
   const state = newState();
   for (let i = 1; i <= count; i++) {
@@ -94,8 +106,12 @@ function mixedState(count) {
   return state;
 }
 
-/** What the file store's folder holds: the journal's length and the snapshot's identity and length. */
+/**
+ * What the file store's folder holds: the journal's length and the snapshot's identity and length.
+ * @param {string} dir
+ */
 function folderFigures(dir) {
+  /** @param {string} name */
   const of = (name) => statSync(join(dir, name), { throwIfNoEntry: false });
   const snapshot = of("state.json");
   return {
@@ -105,7 +121,10 @@ function folderFigures(dir) {
   };
 }
 
-/** Changes one record per save, CHANGES times; the file store's bytes per change, appends and compaction. */
+/**
+ * Changes one record per save, CHANGES times; the file store's bytes per change, appends and compaction.
+ * @param {number} count
+ */
 async function fileStoreFigures(count) {
   const dir = await mkdtemp(join(tmpdir(), "driftless-scale-file-"));
   try {
@@ -145,22 +164,26 @@ async function fileStoreFigures(count) {
 
 /** The Secrets part of a Kubernetes API server (get, create, replace with resourceVersion), counting bytes. */
 async function fakeKubernetes() {
+  /** @type {Map<string, { metadata: { name: string; resourceVersion?: string }; data?: Record<string, string> }>} */
   const objects = new Map();
   let revision = 1;
   let bodyBytes = 0;
   const server = createServer(async (req, res) => {
+    /** @type {Buffer[]} */
     const chunks = [];
     for await (const chunk of req) chunks.push(chunk);
     const raw = Buffer.concat(chunks);
     const name = /\/secrets\/([^/]+)$/.exec(req.url ?? "")?.[1];
+    /** @param {number} code @param {unknown} body */
     const answer = (code, body) => {
       res.writeHead(code, { "content-type": "application/json" });
       res.end(JSON.stringify(body));
     };
+    /** @param {number} code @param {string} reason */
     const status = (code, reason) =>
       answer(code, { kind: "Status", apiVersion: "v1", status: "Failure", reason, code });
-    if (req.method === "GET")
-      return objects.has(name) ? answer(200, objects.get(name)) : status(404, "NotFound");
+    const stored = name === undefined ? undefined : objects.get(name);
+    if (req.method === "GET") return stored ? answer(200, stored) : status(404, "NotFound");
     bodyBytes += raw.length;
     const body = JSON.parse(raw.toString("utf8"));
     const key = name ?? body.metadata.name;
@@ -168,16 +191,19 @@ async function fakeKubernetes() {
     if (req.method === "POST" && existing) return status(409, "AlreadyExists");
     if (req.method === "PUT" && existing?.metadata.resourceVersion !== body.metadata.resourceVersion)
       return status(409, "Conflict");
-    const size = Object.values(body.data ?? {}).reduce((sum, v) => sum + Buffer.from(v, "base64").length, 0);
+    /** @type {string[]} */
+    const values = Object.values(body.data ?? {});
+    const size = values.reduce((sum, v) => sum + Buffer.from(v, "base64").length, 0);
     if (size > 1024 * 1024) return status(422, "Invalid");
     body.metadata.resourceVersion = String(++revision);
     objects.set(key, body);
     answer(req.method === "POST" ? 201 : 200, body);
   });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(undefined)));
+  const { port } = /** @type {import("node:net").AddressInfo} */ (server.address());
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromOptions({
-    clusters: [{ name: "fake", server: `http://127.0.0.1:${server.address().port}`, skipTLSVerify: true }],
+    clusters: [{ name: "fake", server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
     users: [{ name: "bench", token: "bench" }],
     contexts: [{ name: "fake", cluster: "fake", user: "bench", namespace: "bench" }],
     currentContext: "fake",
@@ -185,6 +211,7 @@ async function fakeKubernetes() {
   return { kubeConfig, bytes: () => bodyBytes, close: () => new Promise((resolve) => server.close(resolve)) };
 }
 
+/** @param {number} count */
 async function kubernetesFigures(count) {
   const api = await fakeKubernetes();
   try {
@@ -222,23 +249,35 @@ async function kubernetesFigures(count) {
   }
 }
 
-/** The n-th change of a bench: one record replaced by a new one, as the engine does (records are frozen). */
+/**
+ * The n-th change of a bench: one record replaced by a new one, as the engine does (records are frozen).
+ * @param {import("../src/state/store.js").State} state
+ * @param {number} n
+ */
 function changeRecord(state, n) {
   const id = `ApiKey/key-${n * 10 + 1}`;
   const appliedAt = new Date(Date.UTC(2026, 10, 24, 0, 0, n)).toISOString();
-  state.resources[id] = { ...state.resources[id], appliedAt };
+  const record = state.resources[id];
+  if (!record) throw new Error(`the bench's state holds no ${id} to change`);
+  state.resources[id] = { ...record, appliedAt };
 }
 
+/** @param {number} i */
 const apiKeyManifest = (i) =>
   `apiVersion: driftless/v1\nkind: ApiKey\nmetadata:\n  name: key-${i}\nspec:\n  organizationId: ${ids.organizationId}\n  keyId: ${keyId(i)}\n  name: bench-${i}\n  roles: [developer]\n  expireAt: "2027-06-30T00:00:00Z"\n  ipAccessList:\n    - {source: 203.0.113.0/24, description: CI runners}\n`;
 
-/** A manifests folder of `count` API keys (`perFile` a file) and the state a first pass over them leaves. */
+/**
+ * A manifests folder of `count` API keys (`perFile` a file) and the state a first pass over them leaves.
+ * @param {number} count
+ * @param {number} perFile
+ */
 async function unchangedWorld(count, perFile) {
   const root = await mkdtemp(join(tmpdir(), "driftless-scale-run-"));
   const manifests = join(root, "manifests");
   for (let file = 0; file < count / perFile; file++) {
     const folder = join(manifests, `team-${file % 100}`);
     await mkdir(folder, { recursive: true });
+    /** @type {string[]} */
     const docs = [];
     for (let i = file * perFile + 1; i <= (file + 1) * perFile; i++) docs.push(apiKeyManifest(i));
     await writeFile(join(folder, `keys-${file}.yaml`), docs.join("---\n"));
@@ -248,8 +287,10 @@ async function unchangedWorld(count, perFile) {
   await mkdir(join(root, "state"), { recursive: true });
   await writeFile(join(root, "state", "state.json"), serializeState(state));
   const fixture = defaultFixture();
+  const keys = fixture.keys ?? [];
+  fixture.keys = keys;
   for (let i = 1; i <= count; i++) {
-    fixture.keys.push({
+    keys.push({
       id: keyId(i),
       organizationId: ids.organizationId,
       name: `bench-${i}`,
@@ -267,9 +308,11 @@ async function unchangedWorld(count, perFile) {
  * The child's resident memory now and at its peak, and its CPU time so far, from /proc: the time on a
  * CPU of each of its threads (main, garbage collector, thread pool) in nanoseconds, where the process's
  * own counters tick in 10 ms steps.
+ * @param {number | undefined} pid
  */
 function processFigures(pid) {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  /** @param {string} field */
   const kb = (field) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
   let cpuNs = 0;
   for (const task of readdirSync(`/proc/${pid}/task`)) {
@@ -284,7 +327,11 @@ function processFigures(pid) {
 
 const TOKEN = "scale-bench-token";
 
-/** `driftless run` over `count` unchanged resources: steady RSS, peak RSS, CPU of an unchanged pass. */
+/**
+ * `driftless run` over `count` unchanged resources: steady RSS, peak RSS, CPU of an unchanged pass.
+ * @param {number} count
+ * @param {string | undefined} nodeOptions
+ */
 async function daemonFigures(count, nodeOptions) {
   const world = await unchangedWorld(count, 10);
   const simulator = await startSimulator({
@@ -310,6 +357,7 @@ async function daemonFigures(count, nodeOptions) {
     { cli: CLI, nodeArgs: profile },
   );
   const { child } = run;
+  /** @param {number} n */
   const waitPasses = async (n) => {
     while (run.passes() < n) await new Promise((resolve) => setTimeout(resolve, 10));
   };
@@ -317,6 +365,7 @@ async function daemonFigures(count, nodeOptions) {
     const url = await run.url;
     await waitPasses(1);
     const requestsAfterFirst = simulator.requests.length;
+    /** @type {number[]} */
     const cpu = [];
     for (let n = 2; n <= 11; n++) {
       const before = processFigures(child.pid).cpuMs;
@@ -332,8 +381,9 @@ async function daemonFigures(count, nodeOptions) {
       steady: figures.rss,
       heap,
       peak: figures.peak,
-      passCpuMs: cpu[Math.floor(cpu.length / 2)],
-      passCpuRange: [cpu[0], cpu[cpu.length - 1]],
+      passCpuMs: cpu[Math.floor(cpu.length / 2)] ?? Number.NaN,
+      passCpuLeast: cpu[0] ?? Number.NaN,
+      passCpuMost: cpu.at(-1) ?? Number.NaN,
       requests: simulator.requests.length - requestsAfterFirst,
     };
   } finally {
@@ -343,7 +393,10 @@ async function daemonFigures(count, nodeOptions) {
   }
 }
 
-/** Wall time of plan and validate over `count` unchanged resources, a file each: the best of three runs. */
+/**
+ * Wall time of plan and validate over `count` unchanged resources, a file each: the best of three runs.
+ * @param {number} count
+ */
 async function cliFigures(count) {
   const world = await unchangedWorld(count, 1);
   const env = {
@@ -355,6 +408,7 @@ async function cliFigures(count) {
     DRIFTLESS_MANAGEMENT_KEY_SECRET: "unused",
     DRIFTLESS_OBSERVABILITY_TOKEN: "unused",
   };
+  /** @param {string[]} args */
   const time = (args) => {
     const runs = [];
     for (let run = 0; run < 3; run++) {
@@ -411,22 +465,22 @@ const shipped = {
   )?.[1],
   limit: 512,
 };
-const sizing = {
-  10000: shipped,
-  100000: { nodeOptions: "--max-old-space-size=1536 --max-semi-space-size=32", limit: 2048 },
-};
+/** @param {number} count */
+const sizing = (count) =>
+  count === 10_000
+    ? shipped
+    : { nodeOptions: "--max-old-space-size=1536 --max-semi-space-size=32", limit: 2048 };
 console.log("driftless run over unchanged API keys (file store):");
 const daemonSizes = process.env.BENCH_SCALE_SKIP_DAEMON ? [] : [10_000, 100_000];
 for (const count of process.env.BENCH_SCALE_DAEMON_ONLY_10K ? [10_000] : daemonSizes) {
-  const { nodeOptions, limit } = sizing[count];
+  const { nodeOptions, limit } = sizing(count);
   const d = await daemonFigures(count, process.env.BENCH_NODE_OPTIONS ?? nodeOptions);
   const target = count === 10_000 ? ` (target < 250 ms) ${verdict(d.passCpuMs < 250)}` : "";
   console.log(
     `  ${String(count).padStart(7)} resources, NODE_OPTIONS "${process.env.BENCH_NODE_OPTIONS ?? nodeOptions}": steady rss ${mib(d.steady)} (heap used ${mib(d.heap)}), peak ${mib(d.peak)} (limit ${limit} MiB) ${verdict(d.peak < limit * 2 ** 20)}`,
   );
-  const [least, most] = d.passCpuRange;
   console.log(
-    `    unchanged pass CPU ${ms(d.passCpuMs)}, the median of 10 passes (${ms(least)} to ${ms(most)})${target}; requests ${d.requests}`,
+    `    unchanged pass CPU ${ms(d.passCpuMs)}, the median of 10 passes (${ms(d.passCpuLeast)} to ${ms(d.passCpuMost)})${target}; requests ${d.requests}`,
   );
 }
 

@@ -5,18 +5,25 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os, { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { dist } from "./dist.mjs";
 
 const repo = fileURLToPath(new URL("..", import.meta.url));
-const { loadManifests } = await import(join(repo, "dist", "manifests", "load.js"));
+const { loadManifests } = await dist("manifests/load.js");
 const TARGET_SECONDS = 2;
 const ORG = "9a1c5e2f-3b4d-4c6e-8f70-1a2b3c4d5e6f";
 const SERVICE = "2e7d4b18-6c3a-4f95-a0b1-c2d3e4f5a6b7";
 
+/** @param {number} n @param {number} width */
 const hex = (n, width) => n.toString(16).padStart(width, "0");
+/** @param {number} n */
 const uuid = (n) => `${hex(n, 8)}-0000-4000-8000-${hex(n, 12)}`;
 
-/** One realistic manifest of a kind chosen by `i`, with ids unique across the tree. */
+/**
+ * One realistic manifest of a kind chosen by `i`, with ids unique across the tree.
+ * @param {number} i
+ */
 function manifest(i) {
+  /** @param {string} kind */
   const head = (kind) =>
     `apiVersion: driftless/v1\nkind: ${kind}\nmetadata:\n  name: m-${i}\n  labels: {team: t${i % 9}}\nspec:\n`;
   switch (i % 4) {
@@ -31,6 +38,7 @@ function manifest(i) {
   }
 }
 
+/** @param {number} count */
 async function generate(count) {
   const root = await mkdtemp(join(tmpdir(), `driftless-bench-${count}-`));
   const folders = Math.ceil(count / 100);
@@ -42,6 +50,7 @@ async function generate(count) {
   return root;
 }
 
+/** @param {number} bytes */
 const mb = (bytes) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
 
 // The machine may be shared: its load is printed so a slow figure can be read against it.
@@ -81,6 +90,7 @@ for (const count of [1_000, 10_000]) {
     const cliSeconds = (performance.now() - cliStarted) / 1000;
     if (cli.status !== 0) throw new Error(`validate exited ${cli.status}: ${cli.stdout}${cli.stderr}`);
 
+    /** @param {number} s */
     const verdict = (s) =>
       count === 10_000 ? `${s < TARGET_SECONDS ? "meets" : "MISSES"} the ${TARGET_SECONDS} s target` : "";
     console.log(

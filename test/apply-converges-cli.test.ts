@@ -32,4 +32,4 @@ it("applies examples/ against the built-in simulator in one run: exit 0, the pip
   expect(JSON.stringify(pipePatch?.request.body)).toMatch(/reversePrivateEndpointIds":\["[0-9a-f-]{36}"/);
   expect(second.code).toBe(0);
   expect(JSON.parse(second.stdout).sent).toEqual([]);
-}, 60_000);
+});

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { apiKey, ids, metricsOf, until, useDaemonRun } from "./helpers/daemon-run.js";
+import { apiKey, ids, metricsOf, useDaemonRun } from "./helpers/daemon-run.js";
+import { until } from "./helpers/wait.js";
 
 /**
  * `driftless_alert_firing{alert,name}` from a real `driftless run` process polling the simulator: 1 only

@@ -5,9 +5,12 @@ import { soleLeader } from "../src/leader/leadership.js";
 import type { PassOptions, PassResult, ResourceStatus } from "../src/reconcile/types.js";
 import { resultOf } from "../src/resources.js";
 import { createLogger } from "../src/telemetry/logger.js";
-import { until } from "./helpers/wait.js";
+import { manualClock } from "./helpers/manual-clock.js";
 
-/** Per-resource backoff: a retry pass retries only the resources whose own backoff is due. */
+/**
+ * Per-resource backoff: a retry pass retries only the resources whose own backoff is due. The loop's
+ * time is a manual clock, so each retry comes due exactly when the test lets the time pass.
+ */
 
 const failed = (name: string): ResourceStatus =>
   resultOf({ kind: "ApiKey", name }, "platform-error", { message: "503" });
@@ -20,6 +23,7 @@ afterEach(async () => {
 
 function loopOf(script: ResourceStatus[][]) {
   const passes: PassOptions[] = [];
+  const clock = manualClock();
   const loop = new PassLoop({
     reconciler: {
       async pass(options): Promise<PassResult> {
@@ -38,27 +42,32 @@ function loopOf(script: ResourceStatus[][]) {
     isSuperseded: () => false,
     onPassError: () => {},
     backoff: new Backoff({ baseMs: 300, random: () => 0.5 }),
+    clock,
   });
   loops.push(loop);
-  return { loop, passes };
+  return { loop, passes, clock };
 }
 
 describe("a retry pass", () => {
   it("leaves alone a resource whose backoff is not due, and retries the one that is", async () => {
     // a fails twice in a row (next retry after 600 ms), b once (after 300 ms).
-    const { loop, passes } = loopOf([
+    const { loop, passes, clock } = loopOf([
       [failed("a"), synced("b")],
       [failed("a"), failed("b")],
     ]);
     loop.request({ trigger: "start", immediate: true });
-    await until(() => passes.length === 1);
     await loop.idle();
     loop.request({ trigger: "webhook", immediate: true });
-    await until(() => passes.length === 2);
     await loop.idle();
 
-    await until(() => passes.length === 3);
+    clock.advance(299);
+    await loop.idle();
+    const beforeDue = passes.length;
+    clock.advance(1);
+    await loop.idle();
 
+    expect(beforeDue).toBe(2);
+    expect(passes).toHaveLength(3);
     const retry = passes[2];
     expect(retry?.trigger).toBe("retry");
     expect(retry?.hold?.("ApiKey/a")).toMatchObject({ status: "Failed", message: "503" });
@@ -68,26 +77,26 @@ describe("a retry pass", () => {
   it("is not the only pass that retries: a pass from git tries every resource", async () => {
     const { loop, passes } = loopOf([[failed("a"), synced("b")]]);
     loop.request({ trigger: "start", immediate: true });
-    await until(() => passes.length === 1);
     await loop.idle();
 
     loop.request({ trigger: "webhook", immediate: true });
-    await until(() => passes.length === 2);
+    await loop.idle();
 
+    expect(passes[1]?.trigger).toBe("webhook");
     expect(passes[1]?.hold).toBeUndefined();
   });
 
   it("does not hold back a change from git that arrives while the retry waits to start", async () => {
     const { loop, passes } = loopOf([[failed("a"), synced("b")]]);
     loop.request({ trigger: "start", immediate: true });
-    await until(() => passes.length === 1);
     await loop.idle();
 
     // A commit lands (its burst still settling) just as a retry comes due: they make one pass.
     loop.request({ trigger: "watch" });
     loop.request({ trigger: "retry", immediate: true });
-    await until(() => passes.length === 2);
+    await loop.idle();
 
+    expect(passes).toHaveLength(2);
     expect(passes[1]?.trigger).toBe("watch");
     expect(passes[1]?.hold).toBeUndefined();
   });

@@ -105,7 +105,7 @@ async function start(gate: () => Promise<void> = async () => {}, saved = false) 
           const state = await store.load();
           state.resources["Dashboard/edge"] = applied;
           await store.save(state);
-          return passResult([{ kind: "Dashboard", name: "edge", status: "Synced" }]);
+          return passResult([{ kind: "Dashboard", name: "edge", status: "Synced", next: "done" }]);
         },
       },
       loadManifests: async () => [dashboard, watch],

@@ -2,7 +2,8 @@ import { spawnSync } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { files, ids, KEY_ROUTE, metricsOf, until, useDaemonRun } from "./helpers/daemon-run.js";
+import { files, ids, KEY_ROUTE, metricsOf, useDaemonRun } from "./helpers/daemon-run.js";
+import { until } from "./helpers/wait.js";
 
 /**
  * `driftless run` as a real process: readiness, the metrics exposition, polls following the simulator,
@@ -47,10 +48,16 @@ const run = useDaemonRun();
 
 describe("driftless run, observed", () => {
   it("is not ready until the first pass has finished", async () => {
-    run.simulator.inject({ api: "management", route: KEY_ROUTE, kind: "latency", ms: 1_500 });
+    // The key's answer is held until the test has asked.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    run.simulator.inject({ api: "management", route: KEY_ROUTE, kind: "latency", until: held });
     const d = await run.start();
 
     const before = await fetch(`${d.url}/readyz`);
+    release();
     await d.waitForLog((l) => l.msg === "pass finished");
     const after = await fetch(`${d.url}/readyz`);
 
@@ -94,6 +101,8 @@ describe("driftless run, observed", () => {
 
   it("gives every metric docs/daemon.md#metrics fixes its type and exactly its labels", async () => {
     const d = await run.start();
+    // The polls run on their own schedule too: a loaded machine may poll before the first pass ends.
+    await d.waitForLog((l) => l.msg === "pass finished");
     await until(async () => ((await metricsOf(d)).includes("driftless_backup_stale{") ? true : undefined));
     await until(async () => ((await metricsOf(d)).includes("driftless_alert_state{") ? true : undefined));
 
@@ -146,13 +155,21 @@ describe("driftless run, observed", () => {
   it("on SIGTERM during a pass, lets the in-flight request finish, saves the state and exits 0", async () => {
     const d = await run.start();
     await d.waitForLog((l) => l.msg === "pass finished");
-    run.simulator.inject({ api: "management", route: KEY_ROUTE, kind: "latency", ms: 1_000 });
+    // The PATCH is held at the simulator until the daemon has taken the SIGTERM.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    run.simulator.inject({ api: "management", route: KEY_ROUTE, kind: "latency", until: held });
 
     await run.layout.publish(files("renamed-before-shutdown"));
     await until(() =>
       run.simulator.requests.find((r) => r.method === "PATCH" && r.route === KEY_ROUTE && r.status === 0),
     );
-    const code = await d.stop("SIGTERM");
+    const stopping = d.stop("SIGTERM");
+    await d.waitForLog((l) => String(l.msg).startsWith("shutting down"));
+    release();
+    const code = await stopping;
     const state = JSON.parse(await readFile(join(run.root, "state", "state.json"), "utf8"));
 
     expect(code).toBe(0);

@@ -1,7 +1,8 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { files, ids, metricsOf, statusOf, until, useDaemonRun, WEBHOOK_TOKEN } from "./helpers/daemon-run.js";
+import { files, ids, metricsOf, statusOf, useDaemonRun, WEBHOOK_TOKEN } from "./helpers/daemon-run.js";
+import { until } from "./helpers/wait.js";
 
 /**
  * Secrets through `driftless run`: a rotated secret file is used by the next pass without a restart,

@@ -10,12 +10,15 @@ import type { PassOptions, PassResult, Reconciler } from "../src/reconcile/types
 import { createLogger } from "../src/telemetry/logger.js";
 import { createMetrics } from "../src/telemetry/metrics.js";
 import { createGitSyncLayout } from "./helpers/git-sync-layout.js";
+import { type ManualClock, manualClock } from "./helpers/manual-clock.js";
 import { switchableLeadership } from "./helpers/switchable-leadership.js";
 import { until } from "./helpers/wait.js";
 
 /**
  * Trigger logic of the daemon through its real watcher, schedules and HTTP server, with a small
- * Reconciler that records each pass and the revision it read.
+ * Reconciler that records each pass and the revision it read. Where a test is about when a pass
+ * starts, the pass loop runs on a manual clock: the watcher's events are real, and the test waits until
+ * the daemon has logged each change it must react to before it lets the settle time pass.
  */
 
 type Pass = { options: PassOptions; revision: string | undefined };
@@ -61,6 +64,7 @@ async function start(options: {
   reconciler?: RecordingReconciler;
   reconcileSchedule?: string;
   allowCreate?: string[];
+  clock?: ManualClock;
 }) {
   const root = await mkdtemp(join(tmpdir(), "driftless-triggers-"));
   temporaryDirs.push(root);
@@ -68,6 +72,7 @@ async function start(options: {
   const manifests = options.manifests ?? layout?.link ?? root;
   const reconciler = options.reconciler ?? new RecordingReconciler(manifests);
   const registry = new Registry();
+  const logs: Array<{ msg?: string; revision?: string }> = [];
   const daemon = await startDaemon({
     settings: {
       manifests,
@@ -85,14 +90,16 @@ async function start(options: {
     platform: { call: async () => Promise.reject(new Error("no platform here")) },
     registry,
     metrics: createMetrics(registry, { defaultMetrics: false }),
-    logger: createLogger("silent"),
+    logger: createLogger("debug", { write: (line: string) => logs.push(JSON.parse(line)) }),
     ...(options.allowCreate ? { allowCreate: options.allowCreate } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
   });
   daemons.push(daemon);
-  return { daemon, reconciler, layout, url: `http://${daemon.address}` };
+  /** True once the daemon has logged the link swap to `revision` (and asked its loop for a pass). */
+  const seen = (revision: string | undefined) =>
+    logs.some((l) => l.msg === "manifests changed" && l.revision === revision);
+  return { daemon, reconciler, layout, seen, url: `http://${daemon.address}` };
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("git-sync link swaps", () => {
   it("start a pass that reads the new revision after the old worktree is deleted", async () => {
@@ -107,42 +114,68 @@ describe("git-sync link swaps", () => {
     expect(reconciler.passes[1]?.options.trigger).toBe("watch");
   });
 
-  it("coalesce ten swaps in a second into one pass on the newest revision", async () => {
-    const { daemon, reconciler, layout } = await start({});
+  it("coalesce a burst of swaps into one pass on the newest revision, once the source was quiet for the settle time", async () => {
+    const clock = manualClock();
+    const { daemon, reconciler, layout, seen } = await start({ clock });
     await until(() => reconciler.passes.length === 1);
     await daemon.loop.idle();
 
     let newest = "";
-    for (let i = 0; i < 10; i++) {
-      newest = (await layout?.publish({ "a.yaml": `# ${i}\n` })) ?? "";
-      await sleep(30);
-    }
-    await sleep(600);
+    for (let i = 0; i < 10; i++) newest = (await layout?.publish({ "a.yaml": `# ${i}\n` })) ?? "";
+    await until(() => seen(newest));
+    clock.advance(149);
+    const beforeQuiet = daemon.loop.passCount;
+    clock.advance(1);
     await daemon.loop.idle();
 
+    expect(beforeQuiet).toBe(1);
     expect(reconciler.passes.map((p) => p.revision)).toEqual([reconciler.passes[0]?.revision, newest]);
   });
 
+  it("start the pass of a burst that never goes quiet one second after its first swap", async () => {
+    const clock = manualClock();
+    const { daemon, reconciler, layout, seen } = await start({ clock });
+    await until(() => reconciler.passes.length === 1);
+    await daemon.loop.idle();
+
+    // A swap every 100 ms, each sooner than the 150 ms of quiet a pass waits for.
+    const passesAt: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const revision = await layout?.publish({ "a.yaml": `# ${i}\n` });
+      await until(() => seen(revision));
+      clock.advance(100);
+      passesAt.push(daemon.loop.passCount);
+    }
+    await until(() => reconciler.passes.length === 2);
+
+    expect(passesAt).toEqual([1, 1, 1, 1, 1, 1, 1, 1, 1, 2]);
+    expect(reconciler.passes.at(-1)?.revision).toBe(layout?.revision);
+  });
+
   it("run exactly one more pass after a running one, however many triggers came meanwhile", async () => {
-    const { daemon, reconciler, layout } = await start({});
+    const clock = manualClock();
+    const { daemon, reconciler, layout, seen } = await start({ clock });
     await until(() => reconciler.passes.length === 1);
     await daemon.loop.idle();
     let release = () => {};
     reconciler.gate = new Promise((resolve) => {
       release = resolve;
     });
-    await layout?.publish({ "a.yaml": "# 1\n" });
+    const first = await layout?.publish({ "a.yaml": "# 1\n" });
+    await until(() => seen(first));
+    clock.advance(150);
     await until(() => reconciler.passes.length === 2);
 
-    for (let i = 0; i < 5; i++) await layout?.publish({ "a.yaml": `# later ${i}\n` });
-    await sleep(400);
+    let newest: string | undefined;
+    for (let i = 0; i < 5; i++) newest = await layout?.publish({ "a.yaml": `# later ${i}\n` });
+    await until(() => seen(newest));
     reconciler.gate = undefined;
     release();
-    await sleep(400);
     await daemon.loop.idle();
 
     expect(reconciler.passes).toHaveLength(3);
-    expect(reconciler.passes[2]?.revision).toBe(layout?.revision);
+    expect(reconciler.passes[2]?.revision).toBe(newest);
+    expect(clock.armed()).toBe(0);
   });
 });
 
@@ -214,21 +247,26 @@ describe("POST /hooks/sync", () => {
   });
 
   it("makes one pass of a link swap and git-sync's webhook for the same revision", async () => {
-    const { daemon, reconciler, url, layout } = await start({ webhookToken: "s3cret-hook" });
+    // On a manual clock, a swap that asked for a pass of its own would leave its settle wait armed.
+    const clock = manualClock();
+    const { daemon, reconciler, url, layout, seen } = await start({ webhookToken: "s3cret-hook", clock });
     await until(() => reconciler.passes.length === 1);
     await daemon.loop.idle();
 
+    const armed: number[] = [];
     for (let i = 0; i < 5; i++) {
       const revision = await layout?.publish({ "a.yaml": `# ${i}\n` });
       await fetch(`${url}/hooks/sync/s3cret-hook`, {
         method: "POST",
         headers: { "gitsync-hash": revision ?? "" },
       });
-      await sleep(400);
+      await until(() => seen(revision));
       await daemon.loop.idle();
+      armed.push(clock.armed());
     }
 
     expect(reconciler.passes.slice(1).map((p) => p.options.trigger)).toEqual(Array(5).fill("webhook"));
+    expect(armed).toEqual([0, 0, 0, 0, 0]);
   });
 
   it("rejects a wrong or missing token with 401 and starts nothing", async () => {
@@ -241,10 +279,10 @@ describe("POST /hooks/sync", () => {
       fetch(`${url}/hooks/sync/s3cret-hook-and-more`, { method: "POST" }),
       fetch(`${url}/hooks/sync`, { method: "POST" }),
     ]);
-    await sleep(300);
 
+    // An accepted hook starts its pass before it is answered.
     expect(answers.map((a) => a.status)).toEqual([401, 401, 401]);
-    expect(reconciler.passes).toHaveLength(1);
+    expect(daemon.loop.passCount).toBe(1);
   });
 
   it("is off (404) when no token is configured", async () => {
@@ -265,14 +303,13 @@ describe("readiness", () => {
     reconciler.gate = new Promise((resolve) => {
       release = resolve;
     });
-    const { url } = await start({ manifests: root, reconciler });
+    const { daemon, url } = await start({ manifests: root, reconciler });
     await until(() => reconciler.passes.length === 1);
 
     const before = await fetch(`${url}/readyz`);
     const health = await fetch(`${url}/healthz`);
     release();
-    await until(() => reconciler.passes.length === 1);
-    await sleep(50);
+    await daemon.loop.idle();
     const after = await fetch(`${url}/readyz`);
 
     expect(before.status).toBe(503);
@@ -308,10 +345,16 @@ describe("retries and schedules", () => {
         { kind: "ApiKey", name: "ci", status: "Failed", next: "retry", message: "503 from the platform" },
       ],
     }));
-    await start({ manifests: root, reconciler });
+    const clock = manualClock();
+    const { daemon } = await start({ manifests: root, reconciler, clock });
+    await until(() => reconciler.passes.length === 1);
+    await daemon.loop.idle();
 
-    await until(() => reconciler.passes.length === 2, 8_000);
+    // The first retry is due 2 s after the failure, give or take a fifth.
+    clock.advance(2_400);
+    await daemon.loop.idle();
 
+    expect(reconciler.passes).toHaveLength(2);
     expect(reconciler.passes[1]?.options.trigger).toBe("retry");
   });
 
@@ -337,7 +380,7 @@ describe("retries and schedules", () => {
     const reconciler = new RecordingReconciler(root);
     await start({ manifests: root, reconciler, reconcileSchedule: "* * * * * *" });
 
-    await until(() => reconciler.passes.some((p) => p.options.trigger === "schedule"), 3_000);
+    await until(() => reconciler.passes.some((p) => p.options.trigger === "schedule"));
 
     expect(reconciler.passes[0]?.options.trigger).toBe("start");
   });
@@ -351,10 +394,10 @@ describe("leadership", () => {
     const setLeader = leadership.set;
     const reconciler = new RecordingReconciler(root);
     let release = () => {};
-    const { url } = await start({ manifests: root, reconciler, leadership });
-    await sleep(300);
+    const { daemon, url } = await start({ manifests: root, reconciler, leadership });
     const asFollower = await Promise.all([fetch(`${url}/healthz`), fetch(`${url}/metrics`)]);
-    const passesAsFollower = reconciler.passes.length;
+    // A pass is counted the moment it starts, and a follower's start and triggers start none.
+    const passesAsFollower = daemon.loop.passCount;
 
     reconciler.gate = new Promise((resolve) => {
       release = resolve;

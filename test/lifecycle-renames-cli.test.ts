@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { defaultIds as ids, type Simulator, startSimulator } from "../src/simulator/index.js";
+import { createFileStore } from "../src/state/file-store.js";
 import { driftlessAsync } from "./helpers/cli.js";
 import { startDaemonProcess } from "./helpers/daemon-process.js";
 import { type FakeKubernetes, startFakeKubernetes } from "./helpers/fake-kubernetes.js";
@@ -80,6 +81,19 @@ describe("renames and removals (built CLI)", () => {
     JSON.parse(await readFile(join(root, "state", "state.json"), "utf8")) as {
       resources: Record<string, { tileIds?: Record<string, string>; serverId?: string }>;
     };
+  /** Moves back the time a record was first found without its manifest, as if `ms` had passed since. */
+  const unmanagedFor = async (id: string, ms: number) => {
+    const store = createFileStore(join(root, "state"));
+    try {
+      const saved = await store.load();
+      const record = saved.resources[id];
+      if (!record?.unmanagedSince) throw new Error(`${id} is not Unmanaged in the state`);
+      const unmanagedSince = new Date(Date.now() - ms).toISOString();
+      await store.save({ ...saved, resources: { ...saved.resources, [id]: { ...record, unmanagedSince } } });
+    } finally {
+      await store.close();
+    }
+  };
   const puts = () =>
     sim.requests
       .filter((r) => r.method === "PUT" && r.route === DASHBOARD_ROUTE && r.status === 200)
@@ -144,9 +158,9 @@ describe("renames and removals (built CLI)", () => {
     await apply();
     await remove("dashboard.yaml");
 
-    const kept = await apply({ DRIFTLESS_UNMANAGED_RETENTION: "1s" });
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
-    const dropped = await apply({ DRIFTLESS_UNMANAGED_RETENTION: "1s" });
+    const kept = await apply({ DRIFTLESS_UNMANAGED_RETENTION: "1h" });
+    await unmanagedFor("Dashboard/overview", 61 * 60_000);
+    const dropped = await apply({ DRIFTLESS_UNMANAGED_RETENTION: "1h" });
 
     expect(kept.report.statuses.map((s) => s.status)).toEqual(["Unmanaged"]);
     expect(dropped.report.statuses).toEqual([]);

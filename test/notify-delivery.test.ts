@@ -2,8 +2,8 @@ import { Writable } from "node:stream";
 import { afterEach, expect, it } from "vitest";
 import { createDeliveryQueue } from "../src/notify/delivery.js";
 import { createLogger } from "../src/telemetry/logger.js";
-import { until } from "./helpers/daemon-run.js";
 import { createHttpTestServer, type HttpTestServer } from "./helpers/http-test-server.js";
+import { until } from "./helpers/wait.js";
 
 /** The notification queue is bounded: a receiver that is stuck costs the oldest entries, with a log line. */
 

@@ -3,7 +3,8 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { driftlessAsync, startDriftless } from "./helpers/cli.js";
-import { apiKey, until, useDaemonRun, WATCHES } from "./helpers/daemon-run.js";
+import { apiKey, useDaemonRun, WATCHES } from "./helpers/daemon-run.js";
+import { until } from "./helpers/wait.js";
 
 /** `driftless status` through the built CLI against a running `driftless run`. */
 
@@ -138,10 +139,21 @@ describe("driftless status", () => {
   });
 
   it("exits 1 while no pass has finished, saying so", async () => {
-    run.simulator.inject({ api: "management", kind: "latency", ms: 3_000 });
+    // Every management answer is held until the status has been asked.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    run.simulator.inject({
+      api: "management",
+      kind: "latency",
+      until: held,
+      count: Number.POSITIVE_INFINITY,
+    });
     const d = await run.start();
 
     const result = await driftlessAsync(["status", "--url", d.url]);
+    release();
 
     expect(result).toEqual({ code: 1, stdout: "no reconcile pass has finished yet\n", stderr: "" });
   });

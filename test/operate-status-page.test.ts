@@ -6,7 +6,8 @@ import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { driftlessAsync, repo } from "./helpers/cli.js";
 import type { DaemonProcess } from "./helpers/daemon-process.js";
-import { apiKey, until, useDaemonRun, WATCHES } from "./helpers/daemon-run.js";
+import { apiKey, useDaemonRun, WATCHES } from "./helpers/daemon-run.js";
+import { until } from "./helpers/wait.js";
 
 /**
  * The status page `GET /` in a real browser: Debian's chromium (.ci/run installs it) driven by
@@ -47,7 +48,7 @@ beforeAll(async () => {
       "--no-first-run",
     ],
   });
-}, 30_000);
+});
 
 afterAll(async () => {
   await browser?.close();

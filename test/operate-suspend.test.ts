@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { driftlessAsync, repo } from "./helpers/cli.js";
 import type { DaemonProcess } from "./helpers/daemon-process.js";
-import { apiKey, files, KEY_ROUTE, metricsOf, until, useDaemonRun, WATCHES } from "./helpers/daemon-run.js";
+import { apiKey, files, KEY_ROUTE, metricsOf, useDaemonRun, WATCHES } from "./helpers/daemon-run.js";
+import { until } from "./helpers/wait.js";
 
 /**
  * Suspend and resume through the built CLI and a running `driftless run`: the whole daemon
@@ -91,20 +92,27 @@ describe("driftless suspend and resume", () => {
 
   it("stops a pass that is running when the suspend arrives, before its next write", async () => {
     // The first contact with the organization takes two PATCHes (its name, then its endpoint list);
-    // the first is slow here, and the suspend arrives while it is in flight.
+    // the simulator holds the first until the daemon has taken the suspend.
     await run.layout.publish({ ...files("ci-deployer"), "organization.yaml": ORGANIZATION });
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     run.simulator.inject({
       api: "management",
       method: "PATCH",
       route: ORG_ROUTE,
       kind: "latency",
-      ms: 1_500,
+      until: held,
     });
     const env = { DRIFTLESS_STATUS_TOKEN: TOKEN };
     const d = await run.start(env);
     await until(() => run.simulator.requests.some((r) => r.route === ORG_ROUTE));
 
-    const suspend = await driftlessAsync(["suspend", "--url", d.url], env);
+    const suspending = driftlessAsync(["suspend", "--url", d.url], env);
+    await d.waitForLog((l) => l.msg === "suspended: no write is sent until resume");
+    release();
+    const suspend = await suspending;
     const line = await d.waitForLog((l) => l.msg === "pass finished");
     const status = await statusOf(d);
 
@@ -118,22 +126,30 @@ describe("driftless suspend and resume", () => {
 
   it("answers a suspend only once the writes already sent have their answers", async () => {
     // Two writes on the wire when the suspend arrives: the organization's answers come first (and their
-    // records are saved, the suspension with them), the key's 3 s after it was sent.
+    // records are saved, the suspension with them); the simulator holds the key's until the daemon has
+    // taken the suspend.
     await run.layout.publish({ ...files("ci-deployer-renamed"), "organization.yaml": ORGANIZATION });
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     run.simulator.inject({ api: "management", method: "PATCH", route: ORG_ROUTE, kind: "latency", ms: 300 });
     run.simulator.inject({
       api: "management",
       method: "PATCH",
       route: KEY_ROUTE,
       kind: "latency",
-      ms: 3_000,
+      until: held,
     });
     const env = { DRIFTLESS_STATUS_TOKEN: TOKEN };
     const d = await run.start(env);
     const onTheWire = (route: string) => run.simulator.requests.some((r) => r.route === route);
     await until(() => onTheWire(ORG_ROUTE) && onTheWire(KEY_ROUTE));
 
-    const suspend = await driftlessAsync(["suspend", "--url", d.url], env);
+    const suspending = driftlessAsync(["suspend", "--url", d.url], env);
+    await d.waitForLog((l) => l.msg === "suspended: no write is sent until resume");
+    release();
+    const suspend = await suspending;
     const keyAnswers = run.simulator.requests.filter((r) => r.route === KEY_ROUTE).map((r) => r.status);
 
     expect(suspend.code, suspend.stderr).toBe(0);

@@ -23,13 +23,15 @@ describe("driftless run, stopped while the platform asks it to wait", () => {
     const daemon = await run.start();
     // Whichever request meets the first 429 (the pass's PATCH or a poll), it holds the budget for 60 s:
     // the pass, its retry and the polls, every second, then wait for it.
-    await until(() => run.simulator.requests.some((r) => r.status === 429), 15_000);
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
-    const { budget } = await statusOf(daemon);
+    await until(() => run.simulator.requests.some((r) => r.status === 429));
+    const waiting = await until(async () => {
+      const { budget } = await statusOf(daemon);
+      return budget.find((b) => b.api === "management" && b.waiting > 0)?.waiting;
+    });
 
-    const code = await daemon.stop("SIGTERM", 10_000);
+    const code = await daemon.stop("SIGTERM");
 
-    expect(budget.find((b) => b.api === "management")?.waiting).toBeGreaterThan(0);
+    expect(waiting).toBeGreaterThan(0);
     expect(code, daemon.stderr().slice(-2000)).toBe(0);
     expect(run.simulator.requests.some((r) => r.status === 429)).toBe(true);
   });

@@ -95,12 +95,18 @@ observabilityTokens: [t1]
   });
 
   it("adds backups over time when asked", async () => {
-    sim = await startSimulator({ backupEveryMs: 50 });
+    vi.useFakeTimers({ toFake: ["setInterval"] });
+    try {
+      sim = await startSimulator({ backupEveryMs: 50 });
+      const before = sim.state.backups.length;
 
-    await new Promise((resolve) => setTimeout(resolve, 130));
+      vi.advanceTimersByTime(100);
 
-    expect(sim.state.backups.length).toBeGreaterThanOrEqual(5);
-    expect(Date.parse(sim.state.backups[0]?.finishedAt ?? "")).toBeGreaterThan(Date.now() - 1000);
+      expect(sim.state.backups).toHaveLength(before + 2 * sim.state.services.length);
+      expect(Date.parse(sim.state.backups[0]?.finishedAt ?? "")).toBeGreaterThan(Date.now() - 1000);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("adds a backup of every service every 8 hours by default", async () => {

@@ -2,6 +2,7 @@ import { once } from "node:events";
 import { connect } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { defaultIds as ids, type Simulator, startSimulator } from "../src/simulator/index.js";
+import { until } from "./helpers/wait.js";
 
 let sim: Simulator;
 beforeEach(async () => {
@@ -359,7 +360,9 @@ describe("POST reverse private endpoint", () => {
       type: "VPC_ENDPOINT_SERVICE",
       vpcEndpointServiceName: "com.amazonaws.vpce.eu-west-1.vpce-svc-123",
     });
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    const ready = await until(() =>
+      sim.state.endpoints.find((e) => e.id === answer.json.result.id && e.status === "Ready"),
+    );
 
     expect(answer.status).toBe(200);
     expect(answer.json.result).toMatchObject({
@@ -371,7 +374,7 @@ describe("POST reverse private endpoint", () => {
     expect(answer.json.result.id).toMatch(UUID_V4);
     expect(answer.json.result.endpointId).toMatch(/^vpce-/);
     expect(answer.json.result.dnsNames.length).toBeGreaterThan(0);
-    expect(sim.state.endpoints.find((e) => e.id === answer.json.result.id)?.status).toBe("Ready");
+    expect(ready.endpointId).toBe(answer.json.result.endpointId);
   });
 
   it.each([

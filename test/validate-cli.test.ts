@@ -67,8 +67,11 @@ describe("driftless validate, the command CI runs", () => {
 
   it("stops quietly when its reader closes the pipe early (validate | head -1)", async () => {
     const dir = await mkdtemp(join(tmpdir(), "driftless-epipe-"));
-    for (let i = 0; i < 2000; i++)
-      await writeFile(join(dir, `k${i}.yaml`), `kind: ApiKey\nmetadata: {name: k${i}}\n`);
+    await Promise.all(
+      Array.from({ length: 2000 }, (_, i) =>
+        writeFile(join(dir, `k${i}.yaml`), `kind: ApiKey\nmetadata: {name: k${i}}\n`),
+      ),
+    );
     const child = spawn(process.execPath, [join(repo, "dist", "cli.js"), "validate", dir], {
       stdio: ["ignore", "pipe", "pipe"],
     });

@@ -9,6 +9,7 @@ import type { Reconciler } from "../reconcile/types.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { PassMetrics } from "../telemetry/pass-metrics.js";
+import type { Clock } from "./clock.js";
 import {
   type HttpServer,
   type HttpServerLimits,
@@ -67,6 +68,8 @@ export type DaemonDeps = {
   suspension?: Suspension;
   /** Resources allowed one new create attempt, in the first pass that finishes (DRIFTLESS_ALLOW_CREATE). */
   allowCreate?: readonly string[];
+  /** The pass loop's time (settle waits, retries); default the system's. */
+  clock?: Clock;
 };
 
 export type Daemon = {
@@ -207,6 +210,7 @@ function createPassLoop(
     currentRevision,
     ...(deps.settings.settleMs !== undefined ? { settleMs: deps.settings.settleMs } : {}),
     ...(deps.allowCreate ? { allowCreate: deps.allowCreate } : {}),
+    ...(deps.clock ? { clock: deps.clock } : {}),
     isSuperseded,
     onPass: (result, trigger) => {
       // A pass that ran on when leadership was lost speaks for nothing: the new leader reports now.

@@ -5,6 +5,7 @@ import type { Reconciler } from "../reconcile/types.js";
 import { type PassResult, type ResourceStatus, resourceId, type Trigger } from "../resources.js";
 import type { Logger } from "../telemetry/logger.js";
 import { Backoff } from "./backoff.js";
+import { type Clock, systemClock } from "./clock.js";
 
 /** Passes in a row that may start again because their source vanished, before it counts as an error. */
 const MAX_SUPERSEDED = 3;
@@ -36,6 +37,8 @@ export type PassLoopDeps = {
   /** Longest a burst of watch triggers can hold a pass back; default 1 s. */
   maxSettleMs?: number;
   backoff?: Backoff;
+  /** The time of the settle waits and the retries; default the system's. */
+  clock?: Clock;
   /**
    * Resources allowed one new create attempt (DRIFTLESS_ALLOW_CREATE), given to every pass: the engine
    * records in the state when an allowance was spent, and a pass without it takes it back.
@@ -58,20 +61,24 @@ export class PassLoop {
   private abort: AbortController | undefined;
   private pending: PassRequest | undefined;
   private pendingSince = 0;
-  private settleTimer: NodeJS.Timeout | undefined;
-  private retryTimer: NodeJS.Timeout | undefined;
+  /** Set while a settle wait is armed: cancels it. */
+  private cancelSettle: (() => void) | undefined;
+  /** Set while a retry is armed: cancels it. */
+  private cancelRetry: (() => void) | undefined;
   private stopped = false;
   private passes = 0;
   private superseded = 0;
   private readonly allowCreate: readonly string[];
   private lastStatuses = new Map<string, ResourceStatus>();
   private readonly backoff: Backoff;
+  private readonly clock: Clock;
   private readonly settleMs: number;
   private readonly maxSettleMs: number;
   private readonly removeLeaderListener: () => void;
 
   constructor(private readonly deps: PassLoopDeps) {
     this.backoff = deps.backoff ?? new Backoff();
+    this.clock = deps.clock ?? systemClock;
     this.allowCreate = deps.allowCreate ?? [];
     this.settleMs = deps.settleMs ?? 150;
     this.maxSettleMs = deps.maxSettleMs ?? 1_000;
@@ -99,7 +106,7 @@ export class PassLoop {
 
   /** Resolves when no pass runs and none is waiting to start. */
   async idle(): Promise<void> {
-    while (this.running || this.settleTimer) {
+    while (this.running || this.cancelSettle) {
       await (this.running ?? new Promise((resolve) => setTimeout(resolve, this.settleMs)));
     }
   }
@@ -111,9 +118,9 @@ export class PassLoop {
   async stop(graceMs: number): Promise<boolean> {
     this.stopped = true;
     this.removeLeaderListener();
-    clearTimeout(this.settleTimer);
-    clearTimeout(this.retryTimer);
-    this.settleTimer = this.retryTimer = undefined;
+    this.cancelSettle?.();
+    this.cancelRetry?.();
+    this.cancelSettle = this.cancelRetry = undefined;
     this.pending = undefined;
     if (!this.running) return true;
     this.abort?.abort(new Error("shutting down"));
@@ -134,7 +141,7 @@ export class PassLoop {
 
   private merge(current: PassRequest | undefined, next: PassRequest): PassRequest {
     if (!current) {
-      this.pendingSince = Date.now();
+      this.pendingSince = this.clock.now();
       return { ...next };
     }
     const onlySwaps = current.trigger === "watch" && next.trigger === "watch" && next.revision !== undefined;
@@ -150,18 +157,18 @@ export class PassLoop {
 
   /** (Re)arms the settle timer: fire after a quiet `settleMs`, but no later than `maxSettleMs`. */
   private settle(): void {
-    clearTimeout(this.settleTimer);
-    const waited = Date.now() - this.pendingSince;
+    this.cancelSettle?.();
+    const waited = this.clock.now() - this.pendingSince;
     const delay = Math.max(0, Math.min(this.settleMs, this.maxSettleMs - waited));
-    this.settleTimer = setTimeout(() => {
-      this.settleTimer = undefined;
+    this.cancelSettle = this.clock.after(delay, () => {
+      this.cancelSettle = undefined;
       this.startNow();
-    }, delay);
+    });
   }
 
   private startNow(): void {
-    clearTimeout(this.settleTimer);
-    this.settleTimer = undefined;
+    this.cancelSettle?.();
+    this.cancelSettle = undefined;
     const request = this.pending;
     this.pending = undefined;
     if (!request || this.stopped || !this.deps.leadership.isLeader()) return;
@@ -181,8 +188,8 @@ export class PassLoop {
     const passId = randomUUID();
     const logger = this.deps.logger.child({ pass: passId, trigger: request.trigger });
     this.abort = new AbortController();
-    clearTimeout(this.retryTimer);
-    this.retryTimer = undefined;
+    this.cancelRetry?.();
+    this.cancelRetry = undefined;
     const started = performance.now();
     try {
       this.runningRevision = await this.deps.currentRevision();
@@ -194,7 +201,7 @@ export class PassLoop {
         signal: this.abort.signal,
         logger,
         ...(this.allowCreate.length > 0 ? { allowCreate: this.allowCreate } : {}),
-        ...(request.trigger === "retry" ? { hold: this.holdWaiting(Date.now(), held) } : {}),
+        ...(request.trigger === "retry" ? { hold: this.holdWaiting(this.clock.now(), held) } : {}),
       });
       this.superseded = 0;
       logger.info(
@@ -213,7 +220,7 @@ export class PassLoop {
       // Only a resource to retry can be backing off (and held by a retry pass).
       this.lastStatuses = new Map();
       for (const s of result.statuses) if (s.next === "retry") this.lastStatuses.set(resourceId(s), s);
-      this.scheduleRetry(this.backoff.record(result.statuses, Date.now(), held));
+      this.scheduleRetry(this.backoff.record(result.statuses, this.clock.now(), held));
     } catch (error) {
       // The revision was swapped and the old worktree deleted under the pass: read the new one. Capped,
       // so that a folder that is simply missing is reported as an error rather than spinning.
@@ -229,7 +236,7 @@ export class PassLoop {
         "pass failed",
       );
       this.deps.onPassError(error);
-      this.scheduleRetry(this.backoff.recordPassFailure(Date.now()));
+      this.scheduleRetry(this.backoff.recordPassFailure(this.clock.now()));
     }
   }
 
@@ -243,15 +250,12 @@ export class PassLoop {
   }
 
   private scheduleRetry(dueAt: number | undefined): void {
-    clearTimeout(this.retryTimer);
-    this.retryTimer = undefined;
+    this.cancelRetry?.();
+    this.cancelRetry = undefined;
     if (dueAt === undefined || this.stopped) return;
-    this.retryTimer = setTimeout(
-      () => {
-        this.retryTimer = undefined;
-        this.request({ trigger: "retry", immediate: true });
-      },
-      Math.max(0, dueAt - Date.now()),
-    );
+    this.cancelRetry = this.clock.after(Math.max(0, dueAt - this.clock.now()), () => {
+      this.cancelRetry = undefined;
+      this.request({ trigger: "retry", immediate: true });
+    });
   }
 }

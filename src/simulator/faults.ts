@@ -3,7 +3,7 @@ import type { Api } from "../errors.js";
 /**
  * A scripted misbehaviour of the platform, for the next `count` requests that match it:
  * - `status`: answer `status` (default 503) with `body` (default: the API's error shape) and `headers`;
- * - `latency`: wait `ms` (default 1000), then answer normally;
+ * - `latency`: wait `ms` (default 1000), or until `until` settles, then answer normally;
  * - `drop`: close the connection without an answer;
  * - `hang`: never answer (until the client gives up or the simulator closes).
  * A dropped or hanging request changes nothing, unless `applied`: then the platform does the work and
@@ -22,6 +22,8 @@ export type Fault = {
   /** How many matching requests it hits before it is spent (default 1; Infinity: never spent). */
   count?: number;
   ms?: number;
+  /** latency: hold the request until this settles instead of for `ms` (a test releases it when it wants). */
+  until?: Promise<unknown>;
   /** drop and hang: apply the request before losing its answer (default false). */
   applied?: boolean;
   /** Chance that a matching request is hit (default 1), drawn from the simulator's seeded generator. */

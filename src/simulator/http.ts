@@ -251,7 +251,7 @@ async function serve<A extends Api, Caller>(
   const incoming = await readIncoming(options, routes, request);
   const { recorded } = incoming;
   const fault = options.faults.take(options.api, recorded.method, recorded.route);
-  if (fault?.kind === "latency") await sleep(fault.ms ?? 1000);
+  if (fault?.kind === "latency") await (fault.until?.catch(() => {}) ?? sleep(fault.ms ?? 1000));
   if (fault?.kind === "status") {
     const status = fault.status ?? 503;
     const body =
@@ -353,7 +353,7 @@ function decide<A extends Api, Caller>(
   const rate = options.limiter(options.callerId(caller));
   const rateHeaders = rate ? rateLimitHeaders(rate) : {};
   if (rate && !rate.allowed) {
-    const retryAfter = String(Math.max(1, Math.ceil((rate.resetAt - Date.now()) / 1000)));
+    const retryAfter = String(Math.max(1, Math.ceil(rate.resetInMs / 1000)));
     return {
       status: 429,
       body: { error: "TOO_MANY_REQUESTS" },

@@ -56,6 +56,8 @@ export type SimulatorOptions = {
   seed?: number;
   /** Per key (management, default 10 per 10 s) and per token (observability, default 100 per 60 s); false: off. */
   rateLimit?: { management?: RateLimit | false; observability?: RateLimit | false };
+  /** The clock of the rate limits' windows, in ms since the epoch; default Date.now. */
+  now?: () => number;
   /** How long a new reverse private endpoint stays `Provisioning` before `Ready`; default 5000, 0: at once. */
   endpointReadyAfterMs?: number;
   /** Scripted alert state changes, e.g. OK → ALERT → OK. */
@@ -195,7 +197,10 @@ function startManagement(world: World, options: SimulatorOptions, shared: Shared
       }),
       authenticate: (authorization) => authenticateKey(state, authorization),
       callerId: (key) => key.id,
-      limiter: createRateLimiter(options.rateLimit?.management ?? DEFAULT_RATE_LIMITS.management),
+      limiter: createRateLimiter(
+        options.rateLimit?.management ?? DEFAULT_RATE_LIMITS.management,
+        options.now,
+      ),
       errorBody: managementErrorBody,
       check: requestCheck("management", shared.contract),
       newRequestId: randomUUID,
@@ -215,7 +220,10 @@ function startObservability(world: World, options: SimulatorOptions, shared: Sha
       handlers: observabilityHandlers(state, shared.contract),
       authenticate: (authorization) => authenticateToken(state, authorization),
       callerId: (token) => token,
-      limiter: createRateLimiter(options.rateLimit?.observability ?? DEFAULT_RATE_LIMITS.observability),
+      limiter: createRateLimiter(
+        options.rateLimit?.observability ?? DEFAULT_RATE_LIMITS.observability,
+        options.now,
+      ),
       errorBody: observabilityErrorBody,
       check: requestCheck("observability", shared.contract),
       newRequestId: () => undefined,

@@ -1,9 +1,10 @@
 /** A rate limit: at most `requests` per `windowMs`, per caller (key id or token). */
 export type RateLimit = { requests: number; windowMs: number };
 
+/** `resetAt`: when the window closes, on the limiter's clock; `resetInMs`: how long from now. */
 export type RateDecision =
-  | { allowed: true; limit: number; remaining: number; resetAt: number }
-  | { allowed: false; limit: number; remaining: 0; resetAt: number };
+  | { allowed: true; limit: number; remaining: number; resetAt: number; resetInMs: number }
+  | { allowed: false; limit: number; remaining: 0; resetAt: number; resetInMs: number };
 
 /**
  * Fixed windows per caller: a caller's window opens with its first request and admits exactly
@@ -21,9 +22,16 @@ export function createRateLimiter(limit: RateLimit | false, now: () => number = 
       windows.set(caller, window);
     }
     const resetAt = window.openedAt + limit.windowMs;
+    const resetInMs = resetAt - time;
     if (window.used >= limit.requests)
-      return { allowed: false, limit: limit.requests, remaining: 0, resetAt };
+      return { allowed: false, limit: limit.requests, remaining: 0, resetAt, resetInMs };
     window.used++;
-    return { allowed: true, limit: limit.requests, remaining: limit.requests - window.used, resetAt };
+    return {
+      allowed: true,
+      limit: limit.requests,
+      remaining: limit.requests - window.used,
+      resetAt,
+      resetInMs,
+    };
   };
 }

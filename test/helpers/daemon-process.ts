@@ -28,7 +28,7 @@ export type DaemonProcess = {
  */
 export async function startDaemonProcess(
   env: Record<string, string>,
-  timeoutMs = 15_000,
+  timeoutMs = 30_000,
 ): Promise<DaemonProcess> {
   const child = spawn(process.execPath, [CLI, "run"], {
     env: { PATH: process.env.PATH ?? "", DRIFTLESS_LISTEN: "127.0.0.1:0", ...env },
@@ -66,7 +66,7 @@ export async function startDaemonProcess(
   });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
 
-  const waitForLog = (match: (line: LogLine) => boolean, ms = 15_000) => {
+  const waitForLog = (match: (line: LogLine) => boolean, ms = 30_000) => {
     const found = logs.find(match);
     if (found) return Promise.resolve(found);
     return new Promise<LogLine>((resolve, reject) => {
@@ -102,7 +102,7 @@ export async function startDaemonProcess(
     stdout: () => out,
     waitForLog,
     exited,
-    async stop(signal = "SIGTERM", ms = 15_000) {
+    async stop(signal = "SIGTERM", ms = 30_000) {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       child.kill(signal);
       const timer = setTimeout(() => child.kill("SIGKILL"), ms);

@@ -116,19 +116,8 @@ export function useDaemonRun(): RunContext {
   return context;
 }
 
-/** Polls `probe` every 50 ms until it returns something other than undefined/false. */
-export async function until<T>(
-  probe: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+/** Tests of another part still import `until` from here; it lives in wait.ts. */
+export { until } from "./wait.js";
 
 export const statusOf = async (d: DaemonProcess) =>
   (await (await fetch(`${d.url}/status`)).json()) as StatusBody;

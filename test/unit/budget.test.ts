@@ -1,5 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createBudget, isHeldError, RELEASE_AFTER_MS } from "../../src/platform/budget.js";
+import {
+  createBudget,
+  isHeldError,
+  MANAGEMENT_BUDGET,
+  OBSERVABILITY_BUDGET,
+  type Priority,
+  RELEASE_AFTER_MS,
+} from "../../src/platform/budget.js";
 
 /**
  * The rate budget's arithmetic, on a fake clock: how many grants a window holds, when the window of a
@@ -36,6 +43,36 @@ describe("rule: at most `requests` grants in any window of `windowMs`", () => {
     expect(await settled([third])).toBe(0);
     await vi.advanceTimersByTimeAsync(1);
     expect(await settled([third])).toBe(1);
+  });
+});
+
+describe("rule: the defaults stay below the platform's limits", () => {
+  it("asks less than 10 management requests per 10 s and 100 observability requests per minute", () => {
+    expect(MANAGEMENT_BUDGET.requests / MANAGEMENT_BUDGET.windowMs).toBeLessThan(10 / 10_000);
+    expect(OBSERVABILITY_BUDGET.requests / OBSERVABILITY_BUDGET.windowMs).toBeLessThan(100 / 60_000);
+    expect(MANAGEMENT_BUDGET.windowMs).toBeGreaterThanOrEqual(10_000);
+    expect(OBSERVABILITY_BUDGET.windowMs).toBeGreaterThanOrEqual(60_000);
+  });
+
+  it("never lets a burst of twice the default management budget past 10 requests in any 10 s", async () => {
+    const budget = createBudget(MANAGEMENT_BUDGET);
+    const grantedAt: number[] = [];
+    // Each request is answered the moment it is granted: the fastest a platform can be.
+    const all = Array.from({ length: 2 * MANAGEMENT_BUDGET.requests }, () =>
+      budget.acquire("change").then((release) => {
+        grantedAt.push(Date.now());
+        release();
+      }),
+    );
+
+    await vi.advanceTimersByTimeAsync(2 * MANAGEMENT_BUDGET.windowMs);
+    await Promise.all(all);
+
+    const busiest = Math.max(
+      ...grantedAt.map((t) => grantedAt.filter((u) => u >= t && u < t + 10_000).length),
+    );
+    expect(grantedAt).toHaveLength(2 * MANAGEMENT_BUDGET.requests);
+    expect(busiest).toBeLessThanOrEqual(10);
   });
 });
 
@@ -282,13 +319,21 @@ describe("rule: an aborted waiter leaves nothing behind", () => {
 });
 
 describe("rule: waiters are served by priority, first come first served within one", () => {
-  it("serves change before retry before poll", async () => {
+  it("serves change before retry before poll, each in the order it came", async () => {
     const budget = createBudget({ requests: 1, windowMs: 10 });
     const first = await budget.acquire("poll");
     const order: string[] = [];
-    const waits = (["poll", "retry", "change"] as const).map((priority) =>
+    const queued: [Priority, string][] = [
+      ["poll", "poll-1"],
+      ["retry", "retry-1"],
+      ["change", "change-1"],
+      ["poll", "poll-2"],
+      ["change", "change-2"],
+      ["retry", "retry-2"],
+    ];
+    const waits = queued.map(([priority, name]) =>
       budget.acquire(priority).then((release) => {
-        order.push(priority);
+        order.push(name);
         release();
       }),
     );
@@ -297,7 +342,7 @@ describe("rule: waiters are served by priority, first come first served within o
     await vi.advanceTimersByTimeAsync(100);
     await Promise.all(waits);
 
-    expect(order).toEqual(["change", "retry", "poll"]);
+    expect(order).toEqual(["change-1", "change-2", "retry-1", "retry-2", "poll-1", "poll-2"]);
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type ApiError, isApiError, isUnknownOutcomeError } from "../../src/errors.js";
+import { serverWaitMs } from "../../src/platform/http-answers.js";
 import {
   type Attempt,
   type AttemptContext,
@@ -77,11 +78,23 @@ describe("success answers", () => {
     expect(decision.action === "return" && decision.response.requestId).toBe("r-body");
   });
 
-  it("rule: a 2xx body that does not match the schema is a non-retryable ApiError", () => {
-    const error = thrown(classify(answer(200, { id: "" }), context()));
+  it("rule: a 2xx body that does not match the schema is a non-retryable ApiError naming the field", () => {
+    const nested = z.object({ result: z.object({ id: z.string() }) });
+
+    const error = thrown(
+      classify(answer(200, { result: { name: "no id" } }), { ...context(), schema: nested }),
+    );
 
     expect(isApiError(error) && error.context).toMatchObject({ status: 200, retryable: false });
     expect(error.message).toContain("unexpected body");
+    expect(error.message).toContain("result.id");
+  });
+
+  it("rule: a 2xx answer that is not JSON is a non-retryable ApiError saying so", () => {
+    const error = thrown(classify(answer(200, "<html>maintenance</html>"), context()));
+
+    expect(isApiError(error) && error.context.retryable).toBe(false);
+    expect(error.message).toContain("not JSON");
   });
 
   it("rule: a POST whose 2xx answer cannot be read (not JSON, or not the schema) has an unknown outcome", () => {
@@ -109,6 +122,9 @@ describe("error answers", () => {
 
   it("rule: 401 and 403 say which setting to check", () => {
     expect(thrown(classify(answer(401), context())).message).toContain("check DRIFTLESS_MANAGEMENT_KEY_ID");
+    expect(thrown(classify(answer(403), context())).message).toContain(
+      "check the roles and IP access list of the management key",
+    );
     expect(thrown(classify(answer(403), context({ api: "observability" }))).message).toContain(
       "check the scope of DRIFTLESS_OBSERVABILITY_TOKEN",
     );
@@ -202,8 +218,17 @@ describe("when to try again", () => {
 
   it("rule: a (capped) wait longer than the time left fails at once, saying how long each is", () => {
     const error = thrown(classify(answer(429, {}, { "retry-after": "90" }), context({ elapsedMs: 20_000 })));
+    const capped = thrown(
+      classify(
+        answer(503, {}, { "retry-after": "86400" }),
+        context({ maxServerWaitMs: 30_000, retry: { ...context().retry, deadlineMs: 10_000 } }),
+      ),
+    );
 
     expect(error.message).toContain("the platform asked to wait 90 s, more than the 40 s left");
+    expect(capped.message).toContain(
+      "the platform asked to wait 86400 s, capped at 30 s, more than the 10 s left",
+    );
   });
 
   it("rule: after maxAttempts the last error is thrown, saying how many attempts were made", () => {
@@ -234,5 +259,25 @@ describe("when to try again", () => {
     const decision = retried(classify(answer(429, {}, { "retry-after": "3000000" }), unbounded));
 
     expect(decision.delayMs).toBe(2 ** 31 - 1);
+  });
+});
+
+describe("the wait a server asks for", () => {
+  it("rule: Retry-After is seconds, or an HTTP date read on the wall clock", () => {
+    expect(serverWaitMs({ "retry-after": "5" }, NOW)).toBe(5_000);
+    expect(serverWaitMs({ "retry-after": new Date(NOW + 3_000).toUTCString() }, NOW)).toBe(3_000);
+  });
+
+  it("rule: X-RateLimit-Reset is seconds from now when small, else epoch seconds or milliseconds", () => {
+    expect(serverWaitMs({ "x-ratelimit-reset": "7" }, NOW)).toBe(7000);
+    expect(serverWaitMs({ "x-ratelimit-reset": String(NOW / 1000 + 3) }, NOW)).toBe(3000);
+    expect(serverWaitMs({ "x-ratelimit-reset": String(NOW + 2500) }, NOW)).toBe(2500);
+  });
+
+  it("rule: the longer of both headers is taken, never a negative wait, and nothing unreadable", () => {
+    expect(serverWaitMs({ "retry-after": "2", "x-ratelimit-reset": "5" }, NOW)).toBe(5000);
+    expect(serverWaitMs({ "x-ratelimit-reset": String(NOW / 1000 - 60) }, NOW)).toBe(0);
+    expect(serverWaitMs({ "retry-after": "soon" }, NOW)).toBeUndefined();
+    expect(serverWaitMs({}, NOW)).toBeUndefined();
   });
 });

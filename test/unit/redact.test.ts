@@ -56,6 +56,11 @@ describe("errorDetails", () => {
     expect(errorDetails(422, '{"title":"Unprocessable","detail":"field x"}').message).toBe("field x");
   });
 
+  it("rule: a body that is not JSON (plain text, an HTML page) is the message itself", () => {
+    expect(errorDetails(403, "forbidden by\n  policy")).toEqual({ message: "forbidden by policy" });
+    expect(errorDetails(400, `<html>${"x".repeat(5000)}</html>`).message.length).toBeLessThan(500);
+  });
+
   it("rule: an empty body gives the status's reason phrase", () => {
     expect(errorDetails(503, "").message).toBe("Service Unavailable");
   });

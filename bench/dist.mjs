@@ -1,0 +1,36 @@
+// The benches' one way into the build: each module typed by the source it is built from.
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const repo = fileURLToPath(new URL("..", import.meta.url));
+
+/**
+ * The modules of the build that the benches import, each typed by the source it is built from, so that
+ * `npm run typecheck` checks every name and field a bench uses against the code it measures.
+ * @typedef {{
+ *   "commands/platform.js": typeof import("../src/commands/platform.js"),
+ *   "config.js": typeof import("../src/config.js"),
+ *   "daemon/daemon.js": typeof import("../src/daemon/daemon.js"),
+ *   "leader/leadership.js": typeof import("../src/leader/leadership.js"),
+ *   "manifests/load.js": typeof import("../src/manifests/load.js"),
+ *   "platform/budget.js": typeof import("../src/platform/budget.js"),
+ *   "reconcile/engine.js": typeof import("../src/reconcile/engine.js"),
+ *   "simulator/default-fixture.js": typeof import("../src/simulator/default-fixture.js"),
+ *   "simulator/index.js": typeof import("../src/simulator/index.js"),
+ *   "state/file-store.js": typeof import("../src/state/file-store.js"),
+ *   "state/kubernetes-store.js": typeof import("../src/state/kubernetes-store.js"),
+ *   "state/state-format.js": typeof import("../src/state/state-format.js"),
+ *   "telemetry/logger.js": typeof import("../src/telemetry/logger.js"),
+ *   "telemetry/metrics.js": typeof import("../src/telemetry/metrics.js"),
+ * }} DistModules
+ */
+
+/**
+ * Imports `path` from the build in `root`/dist (default this checkout's: `npm run bench` builds it
+ * first). Imported at run time, so that a bench can measure another checkout's build.
+ * @template {keyof DistModules} P
+ * @param {P} path
+ * @param {string} [root]
+ * @returns {Promise<DistModules[P]>}
+ */
+export const dist = (path, root = repo) => import(join(root, "dist", path));
