@@ -49,9 +49,9 @@ export async function operateOnUnknown(soak: FaultSoak, random: Random): Promise
   soak.allowance =
     allowed.length > 0 ? { value: allowed.join(","), restartsLeft: 1 + between(random, 0, 2) } : undefined;
   await soak.daemon.start(soak.allowanceEnv());
-  const said = `operator: ${done.join("; ") || "nothing to do (renamed or removed meanwhile)"}`;
-  soak.operatorLog.push(said);
-  return said;
+  const actions = done.join("; ") || "nothing to do (renamed or removed meanwhile)";
+  soak.operatorLog.push(actions);
+  return `operator: ${actions}`;
 }
 
 /**
