@@ -10,6 +10,7 @@ import { type Daemon, startDaemon } from "../src/daemon/daemon.js";
 import type { StatusDocument } from "../src/daemon/status-board.js";
 import { loadSettled } from "../src/manifests/load.js";
 import type { DriftEvent } from "../src/notify/events.js";
+import type { Contract } from "../src/platform/routes.js";
 import { createReconciler } from "../src/reconcile/engine.js";
 import type { ResourceStatus } from "../src/resources.js";
 import { defaultIds as ids, type Simulator, startSimulator } from "../src/simulator/index.js";
@@ -106,9 +107,13 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function start(options: { reads: "on" | "off"; annotation?: string }): Promise<World> {
+async function start(options: {
+  reads: "on" | "off";
+  annotation?: string;
+  contract?: Contract;
+}): Promise<World> {
   const sim = await startSimulator({
-    contract: "full",
+    contract: options.contract ?? "full",
     rateLimit: { management: false, observability: false },
     backupEveryMs: 0,
   });
@@ -304,6 +309,22 @@ describe("drift with DRIFTLESS_READS=on against the full contract", () => {
     expect(byKind(world.status(), "ApiKey")?.status).toBe("Drifted");
     expect(await driftCount(world.registry, "ApiKey")).toBe(1);
     expect(world.drifts).toHaveLength(4);
+  });
+});
+
+describe("with DRIFTLESS_READS=on against a platform without reads", () => {
+  it("a read that fails is that resource's transient problem: Synced, not verified, never Drifted nor a crash", async () => {
+    const world = await start({ reads: "on", contract: "minimal" });
+    await world.daemon.poll();
+
+    const key = byKind(world.status(), "ApiKey");
+    expect(key).toMatchObject({ status: "Synced", verifiedAt: null });
+    expect(key?.note).toMatch(
+      /^applied; not verified: its last read failed \(.*405.*does not serve the published contract's reads/,
+    );
+    expect(await driftCount(world.registry, "ApiKey")).toBe(0);
+    expect(world.drifts).toEqual([]);
+    expect(world.logs.some((line) => line.includes("read failed: tried again next round"))).toBe(true);
   });
 });
 
