@@ -36,6 +36,9 @@ const FIRST_CONTACT =
   "the state holds no record: every resource is planned as a first contact. The daemon's state is not available here, so this shows what a first apply would send, not what the running daemon will send next.";
 const SECRETS_SKIPPED =
   "secret values were not read (--secrets skip): a changed secret value cannot be seen, and secret fields show (not compared).";
+/** With reads off, "in sync" is against what driftless last applied, never the live objects. */
+const NOT_READ =
+  'the live objects were not read (DRIFTLESS_READS=off): "in sync" means as driftless last applied it, and a change made in the platform\'s console is not shown.';
 
 /** What every output of a plan is made of, state-based or `--base`. */
 export type PlanDocument = {
@@ -97,7 +100,11 @@ export async function planCommand(config: Config, options: PlanOptions, io: Io):
       ...(options.allowCreate ? { allowCreate: options.allowCreate } : {}),
       ...(skip ? { desired: withoutSecretValues } : {}),
     });
-    const notices = [...(report.stateEmpty ? [FIRST_CONTACT] : []), ...(skip ? [SECRETS_SKIPPED] : [])];
+    const notices = [
+      ...(report.stateEmpty ? [FIRST_CONTACT] : []),
+      ...(skip ? [SECRETS_SKIPPED] : []),
+      ...(config.reads === "on" ? [] : [NOT_READ]),
+    ];
     const doc: PlanDocument = {
       mode: "state",
       ...(report.revision ? { revision: report.revision } : {}),
