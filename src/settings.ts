@@ -165,7 +165,7 @@ export const SETTINGS = {
     flag: "--management-url <url>",
     commands: PLATFORM,
     parser: Url.optional(),
-    help: "management API base URL (unset: built-in simulator)",
+    help: "management API base URL, set with the observability one (both unset: built-in simulator)",
   },
   managementKeyId: {
     env: "DRIFTLESS_MANAGEMENT_KEY_ID",
@@ -193,7 +193,7 @@ export const SETTINGS = {
     flag: "--observability-url <url>",
     commands: PLATFORM,
     parser: Url.optional(),
-    help: "observability API base URL (unset: built-in simulator)",
+    help: "observability API base URL, set with the management one (both unset: built-in simulator)",
   },
   observabilityToken: {
     env: "DRIFTLESS_OBSERVABILITY_TOKEN",
