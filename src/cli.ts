@@ -194,6 +194,19 @@ for (const [name, description] of [
   );
 }
 
+command(
+  "reconcile",
+  "ask a running daemon for a pass now and print its result (exit 0 all in sync, 1 any resource failed, 3 daemon unreachable)",
+).action(
+  action(async (used) => {
+    const { reconcileCommand } = await import("./commands/reconcile.js");
+    const settings = config(used);
+    const token = readCredential(settings.statusToken) ?? readCredential(settings.webhookToken);
+    const { listen, url } = settings;
+    return reconcileCommand({ listen, url, token, output: textOrJson(settings.output) }, io);
+  }),
+);
+
 /** Aborted at the first SIGINT or SIGTERM (Ctrl-C ends `status --watch` with its last exit code). */
 function interrupted(): AbortSignal {
   const controller = new AbortController();
