@@ -53,8 +53,7 @@ async function checkManifests(manifests: string): Promise<void> {
     return;
   }
   const parent = await readdir(dirname(resolve(manifests))).catch(() => undefined);
-  const gitSyncRoot =
-    parent !== undefined && parent.every((name) => name === ".worktrees" || name === ".git");
+  const gitSyncRoot = parent?.every((name) => name === ".worktrees" || name === ".git") === true;
   if (found === "ENOENT" && gitSyncRoot) return;
   throw new ConfigError(
     `${env}: ${manifests} does not exist: create it, or point ${env} (--manifests) at your manifests folder`,
