@@ -2,7 +2,7 @@
 import { Argument, Command } from "commander";
 import type { z } from "zod";
 import type { Io } from "./commands/io.js";
-import { Config, SimulatorConfig } from "./config.js";
+import { Config, checkPlatformUrls, SimulatorConfig } from "./config.js";
 import { readCredential } from "./credentials.js";
 import { ConfigError, isDriftlessError, messageOf } from "./errors.js";
 import {
@@ -67,6 +67,13 @@ function parsedSettings<S extends z.ZodType>(
 }
 const config = (used: Command, dir?: string): Config => parsedSettings(Config, SETTINGS, used, dir);
 
+/** The settings of a command that talks to the platform: both API URLs, or neither (the simulator). */
+function platformConfig(used: Command, dir?: string): Config {
+  const settings = config(used, dir);
+  checkPlatformUrls(settings);
+  return settings;
+}
+
 /** The output of validate and apply: markdown is a pull-request comment of plan's only. */
 function textOrJson(output: Config["output"]): "text" | "json" {
   if (output === "markdown") throw new ConfigError("--output markdown (DRIFTLESS_OUTPUT) is for plan only");
@@ -116,6 +123,7 @@ command(
       const { output, base } = settings;
       // plan --base reads no state, URL, credential or secret: only the two sets of manifests.
       if (base) return planBaseCommand({ manifests: settings.manifests, base, output }, io);
+      checkPlatformUrls(settings);
       const secrets = settings.secretsMode;
       return planCommand(settings, { output, secrets, allowCreate: settings.allowCreate }, io);
     }),
@@ -126,7 +134,7 @@ command("apply", "one reconcile pass, then exit (exit 0 all in sync, 1 any resou
   .action(
     action(async (used, dir) => {
       const { applyCommand } = await import("./commands/plan-apply.js");
-      const settings = config(used, dir);
+      const settings = platformConfig(used, dir);
       const output = textOrJson(settings.output);
       return applyCommand(settings, { output, allowCreate: settings.allowCreate }, io);
     }),
@@ -135,7 +143,7 @@ command("apply", "one reconcile pass, then exit (exit 0 all in sync, 1 any resou
 command("run", "the daemon: watch, schedule, reconcile, poll and serve HTTP until SIGTERM/SIGINT").action(
   action(async (used) => {
     const { runCommand } = await import("./commands/run.js");
-    return runCommand(config(used), io);
+    return runCommand(platformConfig(used), io);
   }),
 );
 
@@ -185,6 +193,19 @@ for (const [name, description] of [
     }),
   );
 }
+
+command(
+  "reconcile",
+  "ask a running daemon for a pass now and print its result (exit 0 all in sync, 1 any resource failed, 3 daemon unreachable)",
+).action(
+  action(async (used) => {
+    const { reconcileCommand } = await import("./commands/reconcile.js");
+    const settings = config(used);
+    const token = readCredential(settings.statusToken) ?? readCredential(settings.webhookToken);
+    const { listen, url } = settings;
+    return reconcileCommand({ listen, url, token, output: textOrJson(settings.output) }, io);
+  }),
+);
 
 /** Aborted at the first SIGINT or SIGTERM (Ctrl-C ends `status --watch` with its last exit code). */
 function interrupted(): AbortSignal {

@@ -1,5 +1,6 @@
 import { isIPv4 } from "node:net";
 import type { z } from "zod";
+import { ConfigError } from "./errors.js";
 import { SETTINGS, SIMULATOR_SETTINGS, schemaOf } from "./settings.js";
 
 /** An `http://` platform URL whose host is not this machine: its credentials would travel in clear. */
@@ -50,6 +51,21 @@ export const Config = schemaOf(SETTINGS).superRefine((config, context) => {
   }
 });
 export type Config = z.infer<typeof Config>;
+
+/**
+ * Throws ConfigError when one platform API URL is set without the other: the built-in simulator
+ * stands in for the platform only as a whole (both unset), never for half of it, which would show a
+ * real platform's resources as Synced on a simulated one.
+ */
+export function checkPlatformUrls(config: { managementUrl?: string; observabilityUrl?: string }): void {
+  const management = SETTINGS.managementUrl.env;
+  const observability = SETTINGS.observabilityUrl.env;
+  if (Boolean(config.managementUrl) === Boolean(config.observabilityUrl)) return;
+  const [set, unset] = config.managementUrl ? [management, observability] : [observability, management];
+  throw new ConfigError(
+    `${set} is set but ${unset} is unset: set both ${management} and ${observability} (each with its credentials) to use a real platform, or neither to use the built-in simulator`,
+  );
+}
 
 /** What `driftless simulator` needs; each field is described in SIMULATOR_SETTINGS. */
 export const SimulatorConfig = schemaOf(SIMULATOR_SETTINGS);

@@ -20,6 +20,7 @@ export type CommandName =
   | "status"
   | "suspend"
   | "resume"
+  | "reconcile"
   | "forget"
   | "simulator";
 
@@ -65,7 +66,7 @@ const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"
 const OUTPUTS = ["text", "json", "markdown"] as const;
 const STATE_STORES = ["file", "kubernetes"] as const;
 /** The commands that talk to a running daemon's HTTP server. */
-const DAEMON_CLIENTS: readonly CommandName[] = ["status", "suspend", "resume"];
+const DAEMON_CLIENTS: readonly CommandName[] = ["status", "suspend", "resume", "reconcile"];
 
 const logLevel = {
   env: "DRIFTLESS_LOG_LEVEL",
@@ -89,7 +90,7 @@ export const SETTINGS = {
   output: {
     env: "DRIFTLESS_OUTPUT",
     flag: "-o, --output <format>",
-    commands: ["validate", "plan", "apply", "status"],
+    commands: ["validate", "plan", "apply", "status", "reconcile"],
     choices: OUTPUTS,
     parser: z.enum(OUTPUTS).default("text"),
     help: "text or json; plan also markdown (a pull-request comment)",
@@ -165,7 +166,7 @@ export const SETTINGS = {
     flag: "--management-url <url>",
     commands: PLATFORM,
     parser: Url.optional(),
-    help: "management API base URL (unset: built-in simulator)",
+    help: "management API base URL, set with the observability one (both unset: built-in simulator)",
   },
   managementKeyId: {
     env: "DRIFTLESS_MANAGEMENT_KEY_ID",
@@ -193,7 +194,7 @@ export const SETTINGS = {
     flag: "--observability-url <url>",
     commands: PLATFORM,
     parser: Url.optional(),
-    help: "observability API base URL (unset: built-in simulator)",
+    help: "observability API base URL, set with the management one (both unset: built-in simulator)",
   },
   observabilityToken: {
     env: "DRIFTLESS_OBSERVABILITY_TOKEN",
@@ -235,7 +236,7 @@ export const SETTINGS = {
     flag: "--listen <host:port>",
     commands: ["run", ...DAEMON_CLIENTS],
     parser: z.string().default("0.0.0.0:9464"),
-    help: "address of the HTTP server (status, suspend, resume: of the daemon to ask, unless --url)",
+    help: "address of the HTTP server (status, suspend, resume, reconcile: of the daemon to ask, unless --url)",
   },
   url: {
     env: "DRIFTLESS_URL",
@@ -304,16 +305,16 @@ export const SETTINGS = {
   webhookToken: {
     env: "DRIFTLESS_WEBHOOK_TOKEN",
     credential: true,
-    commands: ["run", "suspend", "resume"],
+    commands: ["run", "suspend", "resume", "reconcile"],
     parser: SecretValue,
-    help: "token of POST /hooks/sync (unset: the webhook is off); suspend and resume use it when DRIFTLESS_STATUS_TOKEN is unset",
+    help: "token of POST /hooks/sync (unset: the webhook is off); suspend, resume and reconcile use it when DRIFTLESS_STATUS_TOKEN is unset",
   },
   statusToken: {
     env: "DRIFTLESS_STATUS_TOKEN",
     credential: true,
     commands: ["run", ...DAEMON_CLIENTS],
     parser: SecretValue,
-    help: "bearer token that GET /status, the page / and POST /suspend and /resume require (unset: /status and / are open)",
+    help: "bearer token that GET /status, the page / and POST /suspend, /resume and /reconcile require (unset: /status and / are open; a daemon on a loopback address without any token takes suspend, resume and reconcile from this machine)",
   },
   buildRevision: {
     env: "DRIFTLESS_BUILD_REVISION",

@@ -54,6 +54,9 @@ describe("an http:// platform URL that is not loopback", () => {
     DRIFTLESS_MANAGEMENT_URL: REMOTE,
     DRIFTLESS_MANAGEMENT_KEY_ID: "key-id",
     DRIFTLESS_MANAGEMENT_KEY_SECRET: "key-secret",
+    // Both URLs or neither: plan never reaches either.
+    DRIFTLESS_OBSERVABILITY_URL: "https://observability.analytics.example.com",
+    DRIFTLESS_OBSERVABILITY_TOKEN: "token",
   });
 
   it("is refused with exit 1 and a message naming the variable and the override", () => {

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import { type Config, cleartextUrls } from "../config.js";
+import { type Config, checkPlatformUrls, cleartextUrls } from "../config.js";
 import { readCredential } from "../credentials.js";
 import { type Api, ConfigError } from "../errors.js";
 import {
@@ -92,14 +92,15 @@ export function managementKeyIdOf(config: Config): (organizationId: string) => s
 }
 
 /**
- * The API clients of `config`. With DRIFTLESS_MANAGEMENT_URL or DRIFTLESS_OBSERVABILITY_URL unset, the
- * built-in simulator is started in-process on a free port, with its own credentials, and a warning is
- * logged and written; so is a loud warning for an `http://` URL to another machine that
- * DRIFTLESS_ALLOW_INSECURE accepted. Throws ConfigError when a URL is set without its credentials.
+ * The API clients of `config`. With DRIFTLESS_MANAGEMENT_URL and DRIFTLESS_OBSERVABILITY_URL both unset,
+ * the built-in simulator is started in-process on a free port, with its own credentials, and a warning
+ * is logged and written; so is a loud warning for an `http://` URL to another machine that
+ * DRIFTLESS_ALLOW_INSECURE accepted. Throws ConfigError when one URL is set without the other, or a URL
+ * without its credentials.
  */
 export async function createPlatform(config: Config, deps: PlatformDeps): Promise<Platform> {
-  const simulator =
-    config.managementUrl && config.observabilityUrl ? undefined : await startBuiltInSimulator(config, deps);
+  checkPlatformUrls(config);
+  const simulator = config.managementUrl ? undefined : await startBuiltInSimulator(config, deps);
   warnOfCleartext(config, deps);
   const sim = simulator?.credentials;
   const keys = config.managementUrl
@@ -147,7 +148,7 @@ export async function createPlatform(config: Config, deps: PlatformDeps): Promis
   };
 }
 
-/** Starts the built-in simulator for the API whose URL is unset, and says so loudly. */
+/** Starts the built-in simulator for both APIs (neither URL is set), and says so loudly. */
 async function startBuiltInSimulator(config: Config, deps: PlatformDeps): Promise<Simulator> {
   const { startSimulator } = await import("../simulator/index.js");
   // The simulated platform is kept beside the file state, so that one run after another meets the
@@ -160,11 +161,7 @@ async function startBuiltInSimulator(config: Config, deps: PlatformDeps): Promis
     logger: deps.logger.child({ component: "simulator" }),
     stateFile,
   });
-  const unset = [
-    config.managementUrl ? undefined : SETTINGS.managementUrl.env,
-    config.observabilityUrl ? undefined : SETTINGS.observabilityUrl.env,
-  ].filter(Boolean);
-  const message = `${unset.join(" and ")} unset: using the BUILT-IN SIMULATOR, not a real platform (management ${simulator.managementUrl}, observability ${simulator.observabilityUrl})`;
+  const message = `${SETTINGS.managementUrl.env} and ${SETTINGS.observabilityUrl.env} unset: using the BUILT-IN SIMULATOR, not a real platform (management ${simulator.managementUrl}, observability ${simulator.observabilityUrl})`;
   deps.logger.warn(
     { managementUrl: simulator.managementUrl, observabilityUrl: simulator.observabilityUrl },
     message,

@@ -16,6 +16,7 @@ import { createMetrics, type Metrics } from "../telemetry/metrics.js";
 import { VERSION } from "../version.js";
 import type { Io } from "./io.js";
 import { createPlatform, createStateStore, type Platform, secretKeyOf } from "./platform.js";
+import { checkRunSettings } from "./run-settings.js";
 
 /**
  * How long a running pass gets after SIGTERM/SIGINT to finish its in-flight requests and record them;
@@ -26,9 +27,11 @@ const SHUTDOWN_GRACE_MS = 20_000;
 /**
  * `driftless run`: builds the daemon's parts from the Config, runs until SIGTERM or SIGINT, then stops
  * taking work, lets the running pass end, releases the lease, closes the state store and returns 0.
- * Throws (exit 1) when it cannot start: a bad setting, a busy address, a locked or corrupt state.
+ * Throws (exit 1) when it cannot start: a bad setting (checked before anything starts), a busy address,
+ * a locked or corrupt state.
  */
 export async function runCommand(config: Config, io: Io): Promise<number> {
+  await checkRunSettings(config);
   const logger = createLogger(config.logLevel);
   const registry = new Registry();
   const metrics = createMetrics(registry, { build: { version: VERSION, revision: config.buildRevision } });

@@ -38,7 +38,7 @@ export type StatusOptions = DaemonTarget & {
 };
 
 /** The fields of `GET /status` this command reads (tolerant of more, and of statuses added later). */
-const StatusBody = z.looseObject({
+export const StatusBody = z.looseObject({
   revision: z.string().nullable(),
   leader: z.boolean().optional(),
   suspended: z.looseObject({ since: z.string(), reason: z.string().optional() }).nullable().optional(),
@@ -59,7 +59,7 @@ const StatusBody = z.looseObject({
     }),
   ),
 });
-type StatusBody = z.infer<typeof StatusBody>;
+export type StatusBody = z.infer<typeof StatusBody>;
 
 /** Thrown when the daemon gave no status; its message says what to do. */
 class Unreachable extends Error {
@@ -147,7 +147,7 @@ async function fetchStatus(
 }
 
 /** The table, with a line above it while the daemon is suspended, and one when nothing is to show. */
-function table(body: StatusBody, all: boolean, now: Date): string {
+export function table(body: StatusBody, all: boolean, now: Date): string {
   const lines: string[] = [];
   if (body.suspended) {
     const reason = body.suspended.reason ? `: ${body.suspended.reason}` : "";

@@ -21,6 +21,7 @@ import {
   startHttpServer,
 } from "./http-server.js";
 import { PassLoop } from "./pass-loop.js";
+import { PassWaiters } from "./pass-waiters.js";
 import { Poller } from "./polls.js";
 import { type Schedules, startSchedules } from "./schedules.js";
 import { type SourceWatcher, watchSource } from "./source-watcher.js";
@@ -111,6 +112,7 @@ export async function startDaemon(deps: DaemonDeps): Promise<Daemon> {
     passMetrics: new PassMetrics(deps.metrics),
     suspension: deps.suspension ?? new Suspension(),
     ...(reader ? { reader } : {}),
+    waiters: new PassWaiters(),
   };
   let watcher: SourceWatcher | undefined;
   const polls = createPolls(deps, parts, () => loop);
@@ -142,6 +144,7 @@ export async function startDaemon(deps: DaemonDeps): Promise<Daemon> {
       polls.abort();
       await watcher?.close();
       const ended = await started.stop(graceMs);
+      parts.waiters.close();
       await server.close(1_000);
       return ended;
     },
@@ -149,7 +152,13 @@ export async function startDaemon(deps: DaemonDeps): Promise<Daemon> {
 }
 
 /** What the steps of startDaemon share: the /status board, the pass and resource metrics, the reads. */
-type Parts = { board: StatusBoard; passMetrics: PassMetrics; suspension: Suspension; reader?: DriftReader };
+type Parts = {
+  board: StatusBoard;
+  passMetrics: PassMetrics;
+  suspension: Suspension;
+  waiters: PassWaiters;
+  reader?: DriftReader;
+};
 
 /**
  * The read rounds' reader: a drift found is told (webhook); the round then asks for a pass that
@@ -285,12 +294,12 @@ function createPolls(
 /** The pass loop, reporting each pass to the board and the metrics while this replica leads. */
 function createPassLoop(
   deps: DaemonDeps,
-  { board, passMetrics, reader }: Parts,
+  { board, passMetrics, reader, waiters }: Parts,
   polls: Polls,
   currentRevision: () => Promise<string | undefined>,
 ): PassLoop {
   const { leadership } = deps;
-  return new PassLoop({
+  const loop: PassLoop = new PassLoop({
     reconciler: deps.reconciler,
     leadership,
     logger: deps.logger,
@@ -308,13 +317,16 @@ function createPassLoop(
       passMetrics.recordStatuses(board.statuses());
       deps.notifier?.passFinished(result);
       polls.afterPass();
+      waiters.ended(loop.passCount, { ok: result.ok });
     },
     onPassError: (error) => {
       if (!leadership.isLeader()) return;
       board.recordPassError(error);
       passMetrics.recordPassError();
+      waiters.ended(loop.passCount, { ok: false, error: messageOf(error) });
     },
   });
+  return loop;
 }
 
 /** Keeps the leader gauge current and drops this replica's figures when it stops leading. */
@@ -343,18 +355,20 @@ function followLeadership(
 
 async function startServer(
   deps: DaemonDeps,
-  { board, suspension }: Parts,
+  { board, suspension, waiters }: Parts,
   loop: PassLoop,
 ): Promise<HttpServer> {
   const { settings, leadership, logger } = deps;
+  const status = () =>
+    board.snapshot(leadership.isLeader(), { suspended: suspension.current, budget: deps.budget?.() ?? [] });
   const server = await startHttpServer(settings.listen, {
     registry: deps.registry,
     ready: () => board.ready || !leadership.isLeader(),
-    status: () =>
-      board.snapshot(leadership.isLeader(), { suspended: suspension.current, budget: deps.budget?.() ?? [] }),
+    status,
     webhookToken: () => readCredential(settings.webhookToken),
     statusToken: () => readCredential(settings.statusToken),
     onSwitch: (request) => operatorSwitch(deps, suspension, loop, request),
+    onReconcile: () => operatorPass(deps, loop, waiters, status),
     onHook: (revision) =>
       loop.request({ trigger: "webhook", immediate: true, ...(revision ? { revision } : {}) }),
     logger,
@@ -414,6 +428,43 @@ async function operatorSwitch(
       ...(warnings.length > 0 ? { warning: warnings.join("; ") } : {}),
     },
   };
+}
+
+/** How long `POST /reconcile` waits for its pass (a pass waiting on the platform's rate limits is slow). */
+const RECONCILE_WAIT_MS = 10 * 60_000;
+
+/**
+ * `driftless reconcile`: a pass now (or, when one is running, right after it), answered with the
+ * status once that pass has ended. Only the leader passes, so a follower refuses.
+ */
+async function operatorPass(
+  { leadership, logger }: DaemonDeps,
+  loop: PassLoop,
+  waiters: PassWaiters,
+  status: () => StatusDocument,
+): Promise<SwitchAnswer> {
+  if (!leadership.isLeader()) {
+    return {
+      code: 503,
+      body: {
+        error: "this replica is not the leader: send it to the leader's pod (its driftless_leader is 1)",
+      },
+    };
+  }
+  const after = loop.passCount;
+  const ended = waiters.wait(after, RECONCILE_WAIT_MS);
+  logger.info("reconcile asked for: a pass now");
+  loop.request({ trigger: "operator", immediate: true });
+  const end = await ended;
+  if (!end) {
+    return {
+      code: 504,
+      body: {
+        error: `the pass did not end within ${RECONCILE_WAIT_MS / 60_000} minutes (or the daemon is stopping); driftless status shows its result once it ends`,
+      },
+    };
+  }
+  return { code: 200, body: { ok: end.ok, ...(end.error ? { error: end.error } : {}), status: status() } };
 }
 
 function watchManifests(deps: DaemonDeps, loop: PassLoop): Promise<SourceWatcher> {

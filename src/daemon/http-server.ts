@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import type { Registry } from "prom-client";
+import { isLoopbackHost } from "../config.js";
 import { ConfigError } from "../errors.js";
 import { SETTINGS } from "../settings.js";
 import type { Logger } from "../telemetry/logger.js";
@@ -20,6 +21,8 @@ export type HttpServerDeps = {
   statusToken?: () => string | undefined;
   /** `POST /suspend` or `POST /resume`, authenticated; the answer to send. */
   onSwitch?: (request: SwitchRequest) => Promise<SwitchAnswer>;
+  /** `POST /reconcile`, authenticated as the switch: a pass now; the answer to send once it ended. */
+  onReconcile?: () => Promise<SwitchAnswer>;
   /** A valid `POST /hooks/sync` arrived; `revision` is git-sync's Gitsync-Hash header. */
   onHook: (revision: string | undefined) => void;
   logger: Logger;
@@ -30,11 +33,17 @@ export type HttpServerDeps = {
 /** What `driftless suspend` / `resume` ask of the daemon. */
 export type SwitchRequest = { action: "suspend"; reason?: string } | { action: "resume" };
 
-/** The daemon's answer: an HTTP code and a JSON body. */
+/** The daemon's answer to an operator's request: an HTTP code and a JSON body. */
 export type SwitchAnswer = { code: number; body: Record<string, unknown> };
 
 /** Paths of the daemon's suspend switch. */
 const SWITCH_PATHS: Record<string, SwitchRequest["action"]> = { "/suspend": "suspend", "/resume": "resume" };
+
+/** What an operator asks of the daemon over HTTP. */
+type OperatorAction = SwitchRequest["action"] | "reconcile";
+
+/** How long a `POST /reconcile` connection may stay silent: the daemon's wait for the pass, and more. */
+const RECONCILE_SOCKET_TIMEOUT_MS = 11 * 60_000;
 
 /** Longest `--reason` accepted, in bytes of the request body. */
 const MAX_SWITCH_BODY = 4_096;
@@ -103,8 +112,9 @@ export function parseListen(listen: string): { host: string; port: number } {
 export async function startHttpServer(listen: string, deps: HttpServerDeps): Promise<HttpServer> {
   const { host, port } = parseListen(listen);
   const limits = { ...HTTP_SERVER_LIMITS, ...deps.limits };
+  const served: ServedDeps = { ...deps, loopback: isLoopbackHost(host.includes(":") ? `[${host}]` : host) };
   const server = createLimitedServer(limits, (request, response) => {
-    handle(request, response, deps, limits).catch((error) => {
+    handle(request, response, served, limits).catch((error) => {
       deps.logger.error({ err: error }, "http handler failed");
       if (!response.headersSent) void send(response, limits, 500, "text/plain", "internal error\n");
       else response.destroy();
@@ -215,10 +225,13 @@ function listenOn(server: Server, port: number, host: string): Promise<void> {
   });
 }
 
+/** The deps, and whether the server listens on a loopback address only (this machine's clients). */
+type ServedDeps = HttpServerDeps & { loopback: boolean };
+
 async function handle(
   request: IncomingMessage,
   response: ServerResponse,
-  deps: HttpServerDeps,
+  deps: ServedDeps,
   limits: HttpServerLimits,
 ) {
   const reply = (code: number, contentType: string, body: string, headers?: Record<string, string>) =>
@@ -229,6 +242,7 @@ async function handle(
   if (isHookPath(path)) return hook(request, path, deps, reply);
   const action = SWITCH_PATHS[path];
   if (action) return operatorSwitch(request, action, deps, reply);
+  if (path === "/reconcile") return operatorPass(request, deps, reply);
   if (request.method !== "GET" && request.method !== "HEAD") {
     return reply(405, "text/plain", "method not allowed\n", { allow: "GET, HEAD" });
   }
@@ -278,42 +292,66 @@ function statusAllowed(request: IncomingMessage, deps: HttpServerDeps): boolean 
 }
 
 /**
- * `POST /suspend` (JSON body `{"reason": "..."}`, optional) and `POST /resume`: behind the status token
- * when one is set, else the webhook token; off when neither is set, since anyone who reaches the port
- * could otherwise stop every write.
+ * Why an operator's request (`POST /suspend`, `/resume`, `/reconcile`) is refused, as the answer to
+ * send, or undefined when it is allowed. It needs the status token when one is set, else the webhook
+ * token. With neither, a daemon listening on a loopback address takes it from this machine (a demo, a
+ * laptop); any other daemon refuses it, since anyone who reaches the port could stop every write.
  */
+function operatorRefusal(
+  request: IncomingMessage,
+  action: OperatorAction,
+  deps: ServedDeps,
+  reply: Reply,
+): (() => Promise<void>) | undefined {
+  const json = (code: number, body: Record<string, unknown>) =>
+    reply(code, "application/json", `${JSON.stringify(body)}\n`);
+  if (request.method !== "POST") return () => reply(405, "text/plain", "use POST\n", { allow: "POST" });
+  const expected = deps.statusToken?.() ?? deps.webhookToken();
+  if (expected === undefined) {
+    if (isLocalRequest(request, deps)) {
+      deps.logger.info(
+        { action },
+        `${action} from this machine, without a token (the daemon listens on loopback)`,
+      );
+      return undefined;
+    }
+    return () =>
+      json(403, {
+        error: `/${action} is off: set ${SETTINGS.statusToken.env} (or ${SETTINGS.webhookToken.env}) on the daemon and the same in the client's environment, or let the daemon listen on a loopback address (${SETTINGS.listen.env}=127.0.0.1:9464) to take it from this machine without a token`,
+      });
+  }
+  if (tokenMatches(bearerToken(request), expected)) return undefined;
+  deps.logger.warn({ remote: request.socket.remoteAddress, action }, `${action} rejected: wrong token`);
+  return () => reply(401, "text/plain", "wrong or missing token\n", { "www-authenticate": "Bearer" });
+}
+
+/**
+ * True for a request of this machine's to a daemon listening on loopback: from a loopback address,
+ * to a loopback Host (a web page's DNS rebinding names its own host), with a JSON body (a web page
+ * cannot send one to another origin without a CORS preflight, which this server never allows).
+ */
+function isLocalRequest(request: IncomingMessage, deps: ServedDeps): boolean {
+  if (!deps.loopback) return false;
+  const remote = (request.socket.remoteAddress ?? "").replace(/^::ffff:/, "");
+  const host = (request.headers.host ?? "").replace(/:\d+$/, "");
+  const json = (request.headers["content-type"] ?? "").split(";")[0]?.trim() === "application/json";
+  return json && isLoopbackHost(remote.includes(":") ? `[${remote}]` : remote) && isLoopbackHost(host);
+}
+
+/** `POST /suspend` (JSON body `{"reason": "..."}`, optional) and `POST /resume`. */
 async function operatorSwitch(
   request: IncomingMessage,
   action: SwitchRequest["action"],
-  deps: HttpServerDeps,
+  deps: ServedDeps,
   reply: Reply,
 ) {
   const json = (code: number, body: Record<string, unknown>) =>
     reply(code, "application/json", `${JSON.stringify(body)}\n`);
-  const refuse = (answer: () => Promise<void>) => {
+  const refusal = deps.onSwitch ? operatorRefusal(request, action, deps, reply) : notServed(reply);
+  if (refusal || !deps.onSwitch) {
     // The body of a refused request is drained, not read: an unknown client gets no buffer of ours.
     request.resume();
-    return answer();
-  };
-  if (request.method !== "POST") {
-    return refuse(() => reply(405, "text/plain", "use POST\n", { allow: "POST" }));
-  }
-  const expected = deps.statusToken?.() ?? deps.webhookToken();
-  if (expected === undefined || !deps.onSwitch) {
-    return refuse(() =>
-      json(403, {
-        error: `/${action} is off: set ${SETTINGS.statusToken.env} (or ${SETTINGS.webhookToken.env}) on the daemon to allow it`,
-      }),
-    );
-  }
-  if (!tokenMatches(bearerToken(request), expected)) {
-    deps.logger.warn(
-      { remote: request.socket.remoteAddress, action },
-      "suspend switch rejected: wrong token",
-    );
-    return refuse(() =>
-      reply(401, "text/plain", "wrong or missing token\n", { "www-authenticate": "Bearer" }),
-    );
+    return refusal?.();
   }
   const body = await readBody(request, MAX_SWITCH_BODY);
   if (body === undefined) return json(413, { error: `the body is over ${MAX_SWITCH_BODY} bytes` });
@@ -324,6 +362,23 @@ async function operatorSwitch(
   );
   return json(answer.code, answer.body);
 }
+
+/**
+ * `POST /reconcile`: a pass now, answered once it ended. The connection is kept for as long as the
+ * daemon waits for the pass, past the idle time-out that closes silent connections.
+ */
+async function operatorPass(request: IncomingMessage, deps: ServedDeps, reply: Reply) {
+  // The body is unused; drained so the connection can be reused.
+  request.resume();
+  const refusal = deps.onReconcile ? operatorRefusal(request, "reconcile", deps, reply) : notServed(reply);
+  if (refusal || !deps.onReconcile) return refusal?.();
+  request.socket.setTimeout(RECONCILE_SOCKET_TIMEOUT_MS);
+  const answer = await deps.onReconcile();
+  return reply(answer.code, "application/json", `${JSON.stringify(answer.body)}\n`);
+}
+
+/** A path this server has no handler for. */
+const notServed = (reply: Reply) => () => reply(404, "text/plain", "not found\n");
 
 /** The `reason` of a suspend's JSON body (none for an empty body), or the Error to answer 400 with. */
 function reasonOf(body: string): string | undefined | Error {

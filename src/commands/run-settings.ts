@@ -1,0 +1,94 @@
+import { readdir, stat } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
+import { Cron } from "croner";
+import { type Config, checkPlatformUrls } from "../config.js";
+import { readCredential } from "../credentials.js";
+import { parseListen } from "../daemon/http-server.js";
+import { isOff } from "../daemon/schedules.js";
+import { ConfigError, errnoOf, isConfigError, messageOf } from "../errors.js";
+import { SETTINGS } from "../settings.js";
+
+/**
+ * The settings of `driftless run` that can be checked before anything starts: a bad one stops the
+ * start with one ConfigError naming its variable, before the built-in simulator, the HTTP server, the
+ * watch or a pass. (Credentials are checked next, when the platform's clients are made, still before
+ * any of these.)
+ */
+export async function checkRunSettings(config: Config): Promise<void> {
+  checkPlatformUrls(config);
+  parseListen(config.listen);
+  for (const key of ["reconcileSchedule", "pollSchedule", "reassertSchedule"] as const) {
+    checkSchedule(SETTINGS[key].env, config[key]);
+  }
+  await checkManifests(config.manifests);
+  if (config.stateStore === "file") await checkStateDir(config.stateDir);
+  if (config.stateKeyFile) checkStateKeyFile(config.stateKeyFile);
+  if (config.stateStore === "kubernetes" || config.leaderElect) await checkKubernetes(config.namespace);
+}
+
+/** A cron expression croner accepts (5 fields, or 6 with seconds first), or "off". */
+function checkSchedule(env: string, pattern: string): void {
+  if (isOff(pattern)) return;
+  try {
+    new Cron(pattern, { paused: true }).stop();
+  } catch (error) {
+    throw new ConfigError(
+      `${env}: "${pattern}" is not a cron expression (${messageOf(error)
+        .replace(/^CronPattern: /, "")
+        .replace(/\.$/, "")}): write 5 fields like "* * * * *" (every minute), or "off"`,
+    );
+  }
+}
+
+/**
+ * The manifests folder exists and is a folder. One that does not exist yet is waited for only where
+ * git-sync will create it: its link in git-sync's root, still empty before the first clone (or holding
+ * git-sync's `.worktrees`); anywhere else a missing folder is a mistyped path.
+ */
+async function checkManifests(manifests: string): Promise<void> {
+  const env = SETTINGS.manifests.env;
+  const found = await stat(manifests).catch((error) => errnoOf(error) ?? "error");
+  if (typeof found !== "string") {
+    if (!found.isDirectory()) throw new ConfigError(`${env}: ${manifests} is not a folder`);
+    return;
+  }
+  const parent = await readdir(dirname(resolve(manifests))).catch(() => undefined);
+  const gitSyncRoot = parent?.every((name) => name === ".worktrees" || name === ".git") === true;
+  if (found === "ENOENT" && gitSyncRoot) return;
+  throw new ConfigError(
+    `${env}: ${manifests} does not exist: create it, or point ${env} (--manifests) at your manifests folder`,
+  );
+}
+
+/** The file store's folder is a folder, or does not exist yet (it is created). */
+async function checkStateDir(stateDir: string): Promise<void> {
+  const found = await stat(stateDir).catch(() => undefined);
+  if (found && !found.isDirectory()) {
+    throw new ConfigError(`${SETTINGS.stateDir.env}: ${stateDir} is not a folder`);
+  }
+}
+
+function checkStateKeyFile(file: string): void {
+  const env = SETTINGS.stateKeyFile.env;
+  let key: string | undefined;
+  try {
+    key = readCredential({ file });
+  } catch {
+    throw new ConfigError(`${env}: cannot read ${file}: create the key file, or unset ${env}`);
+  }
+  if (!key) throw new ConfigError(`${env}: ${file} is empty`);
+}
+
+/** The Kubernetes API the state Secret or the Lease needs is configured (nothing is requested yet). */
+async function checkKubernetes(namespace: string | undefined): Promise<void> {
+  // Imported only here: the Kubernetes client takes seconds to load.
+  const { kubernetesTarget } = await import("../kubernetes/client.js");
+  try {
+    kubernetesTarget(namespace);
+  } catch (error) {
+    if (!isConfigError(error)) throw error;
+    const uses = `${SETTINGS.stateStore.env}=kubernetes or ${SETTINGS.leaderElect.env}=true`;
+    const named = error.message.includes(SETTINGS.stateStore.env);
+    throw new ConfigError(named ? error.message : `${uses}: ${error.message}`);
+  }
+}
