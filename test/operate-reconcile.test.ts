@@ -46,7 +46,7 @@ describe("driftless reconcile", () => {
     expect(passesFinished(d)).toBe(before + 1);
     expect(d.logs.filter((l) => l.msg === "pass finished").at(-1)?.trigger).toBe("operator");
     expect(result.stdout).toMatch(
-      /^all 3 resources are Synced\nReconcile: pass ok at \S+: 3 resources, 0 not Synced\.\n$/,
+      /^all 3 resources are Synced \(as applied; the live objects are not read: DRIFTLESS_READS=off\)\nReconcile: pass ok at \S+: 3 resources, 0 not Synced\.\n$/,
     );
   });
 
