@@ -12,7 +12,7 @@ import type { State, StateStore } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import type { Step } from "./decide.js";
-import type { Sender } from "./send.js";
+import type { Reader, Sender } from "./send.js";
 
 export type { PassResult, ResourceStatus };
 
@@ -50,6 +50,12 @@ export type EngineDeps = {
   store: StateStore;
   /** Needed by apply; plan never sends. */
   send?: Sender;
+  /**
+   * With reads on (DRIFTLESS_READS): reads the published contract's GETs before planning, where a
+   * plan needs what is live (a three-way list at first contact, an unknown create to settle, plan's
+   * drift). Absent: nothing is ever read.
+   */
+  read?: Reader;
   secrets: SecretSources;
   logger: Logger;
   /** When given, the pass records its metrics (leave it out when the caller records PassResult itself). */
