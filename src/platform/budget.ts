@@ -6,10 +6,13 @@ import { DriftlessError } from "../errors.js";
  * shares one budget (the composition root builds it once and passes it to the API client).
  */
 
-/** Who waits first: changes from git, then retries, then polls and periodic re-assertions. */
-export type Priority = "change" | "retry" | "poll";
+/**
+ * Who waits first: changes from git, then retries, then polls and periodic re-assertions, and last
+ * the reads that look for drift (a large estate's reads may wait a whole round; nothing waits for them).
+ */
+export type Priority = "change" | "retry" | "poll" | "read";
 
-export const PRIORITIES: readonly Priority[] = ["change", "retry", "poll"];
+export const PRIORITIES: readonly Priority[] = ["change", "retry", "poll", "read"];
 
 export type BudgetOptions = {
   /** At most this many grants in any window of `windowMs`. */
@@ -141,7 +144,7 @@ export function createBudget(options: BudgetOptions): Budget {
     throw new RangeError(`a budget needs requests >= 1 and windowMs > 0, got ${requests} per ${windowMs} ms`);
   }
   let slots: Slot[] = [];
-  const queues: Queues = { change: [], retry: [], poll: [] };
+  const queues: Queues = { change: [], retry: [], poll: [], read: [] };
   let held: Hold = { until: Number.NEGATIVE_INFINITY, reason: "" };
   let timer: NodeJS.Timeout | undefined;
 

@@ -1,73 +1,16 @@
-import type { Series, Tile } from "./model.js";
+import { configOfSeries } from "../platform/tile-config.js";
+import type { Tile } from "./model.js";
 
 /**
- * How the published observability API stores and answers a tile: in `config` form, whatever form it
- * was sent in. A `series` tile is turned into config the way contracts/full/observability.yaml says;
- * answers add the defaults the platform fills in. The minimal contract answers tiles as they were sent.
+ * How the published observability API answers a tile: in `config` form, whatever form it was sent in
+ * (the translation is platform/tile-config.ts, shared with the reads that compare tiles). The minimal
+ * contract answers tiles as they were sent.
  */
 
-type Config = Record<string, unknown>;
-
-const AGGREGATES = new Set([
-  "avg",
-  "count",
-  "count_distinct",
-  "last_value",
-  "max",
-  "min",
-  "quantile",
-  "sum",
-  "any",
-  "none",
-  "increase",
-]);
-
-/** One select item of a time, table or number series. */
-function selectOf(series: Series): Config {
-  const aggFn = series.aggFn && AGGREGATES.has(series.aggFn) ? series.aggFn : "none";
-  return {
-    aggFn,
-    ...(series.field ? { valueExpression: series.field } : {}),
-    ...(series.alias ? { alias: series.alias } : {}),
-    ...(aggFn === "quantile" && series.level !== undefined ? { level: series.level } : {}),
-    ...(series.metricName ? { metricName: series.metricName } : {}),
-    ...(series.metricDataType ? { metricType: series.metricDataType } : {}),
-    where: series.where ?? "",
-    whereLanguage: series.whereLanguage ?? "lucene",
-  };
-}
-
-/** The config the platform stores for a tile sent in series form. */
-export function configOfSeries(series: readonly Series[], asRatio: boolean | undefined): Config {
-  const first = series[0];
-  if (!first) return { displayType: "line", sourceId: "", select: [{ aggFn: "count", where: "" }] };
-  const sourceId = first.sourceId ?? "";
-  const numberFormat = series.find((s) => s.numberFormat)?.numberFormat;
-  const format = numberFormat ? { numberFormat } : {};
-  const groupBy = (first.groupBy ?? []).map(String).join(",");
-  const grouped = groupBy ? { groupBy } : {};
-  if (first.type === "markdown") return { displayType: "markdown", markdown: first.content ?? "" };
-  if (first.type === "search") {
-    return {
-      displayType: "search",
-      sourceId,
-      select: (first.fields ?? []).join(", "),
-      where: first.where ?? "",
-      whereLanguage: first.whereLanguage ?? "lucene",
-    };
-  }
-  if (first.type === "number")
-    return { displayType: "number", sourceId, select: [selectOf(first)], ...format };
-  const select = series.map(selectOf);
-  const ratio = asRatio === undefined ? {} : { asRatio: asRatio && select.length === 2 };
-  if (first.type === "table")
-    return { displayType: "table", sourceId, select, ...grouped, ...ratio, ...format };
-  const displayType = first.displayType === "stacked_bar" ? "stacked_bar" : "line";
-  return { displayType, sourceId, select, ...grouped, ...ratio, ...format, fillNulls: true };
-}
+export { configOfSeries };
 
 /** A stored tile as the published contract answers it: its place, name and config, never series. */
-export function tileAnswer(tile: Tile): Config {
+export function tileAnswer(tile: Tile): Record<string, unknown> {
   const { series, config, asRatio, ...place } = tile;
   return { ...place, config: config ?? configOfSeries(series ?? [], asRatio) };
 }
