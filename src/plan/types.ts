@@ -39,6 +39,8 @@ export type Change = {
   to?: unknown;
   /** `add` / `remove` of a three-way list entry; `set` otherwise. */
   op: "set" | "add" | "remove";
+  /** With reads on: the live value was changed outside git, and this change sends git's back. */
+  outsideGit?: true;
 };
 
 /**

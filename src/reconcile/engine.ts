@@ -11,6 +11,7 @@ import { PassMetrics } from "../telemetry/pass-metrics.js";
 import { dryRun, unmanagedViews, viewOfOutcome } from "./dry-run.js";
 import { type ApplyEffects, applyEffects } from "./effects.js";
 import { prepareRecords, readSecrets, runPhases, startPass } from "./pass.js";
+import { driftCounts, foldAll, type LiveReader, readDrift, viewWithDrift } from "./plan-drift.js";
 import type { RecordChanges } from "./records.js";
 import type {
   ApplyOptions,
@@ -36,6 +37,8 @@ export type PlanReport = {
   stateEmpty: boolean;
   problems: Problem[];
   resources: PlanView[];
+  /** With reads on: how many live objects differ from git, and how many could not be read. */
+  reads?: { drifted: number; unread: number };
 };
 
 /**
@@ -50,10 +53,17 @@ export async function planPass(
     allowCreate?: readonly string[];
     /** Replaces secret resolution (`plan --secrets skip`): the desired spec without reading any secret. */
     desired?: <K extends Kind>(manifest: ManifestOf<K>, record: ResourceRecord | undefined) => Specs[K];
+    /** With reads on: reads each managed object, and shows what differs from git as changes to send. */
+    live?: LiveReader;
   } = {},
 ): Promise<PlanReport> {
   const pass = await startPass(deps);
   const stateEmpty = Object.keys(pass.state.resources).length === 0;
+  const { manifests } = pass.set;
+  const findings = options.live
+    ? await readDrift(manifests, pass.state, options.live, deps.concurrency ?? 4)
+    : undefined;
+  if (findings) foldAll(manifests, pass.state, findings);
   const { outcomes, records } = await dryRun(pass, {
     ...options,
     log: deps.logger.child({}, { level: "silent" }),
@@ -65,7 +75,13 @@ export async function planPass(
     ...(pass.set.revision ? { revision: pass.set.revision } : {}),
     stateEmpty,
     problems: pass.set.problems,
-    resources: [...outcomes.map(viewOfOutcome), ...unmanagedViews(records)],
+    resources: [
+      ...outcomes.map((outcome) =>
+        viewWithDrift(viewOfOutcome(outcome), findings?.get(resourceId(outcome.status))),
+      ),
+      ...unmanagedViews(records),
+    ],
+    ...(findings ? { reads: driftCounts(findings) } : {}),
   };
 }
 

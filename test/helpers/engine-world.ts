@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { createPlatform, type PlatformDeps } from "../../src/commands/platform.js";
 import { Config } from "../../src/config.js";
+import { type ReadTarget, readLive } from "../../src/drift/index.js";
 import { createReconciler, type PlanReport, planPass } from "../../src/reconcile/engine.js";
 import { createReader } from "../../src/reconcile/send.js";
 import type { ApplyOptions, PassResult } from "../../src/reconcile/types.js";
@@ -133,7 +134,10 @@ export async function startEngineWorld(
             managementKeyId: () => sim.credentials.managementKeyId,
             ...(platform ? { read: createReader(platform.client) } : {}),
           },
-          planOptions,
+          {
+            ...planOptions,
+            ...(platform ? { live: (target: ReadTarget) => readLive(platform.client, target) } : {}),
+          },
         );
       } finally {
         await platform?.close();
