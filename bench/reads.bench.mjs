@@ -1,0 +1,196 @@
+// Reads under the default rate budget (DRIFTLESS_READS=on), beside the writes' latency in the same run:
+// 1. a full round of reads of 1,000 and 10,000 resources of one management key: reads per poll round
+//    (the default poll schedule: every minute) and the time the round takes, beside the bound the
+//    budget sets (N reads at `requests` per `windowMs` + answer time);
+// 2. changes from git arriving during that round: the wait from the change to its request being sent,
+//    p50 / p99, with reads on and with reads off (the same arrivals), and with reads that leave one slot
+//    of the window to changes.
+// The budget is driftless's own (platform/budget.js, MANAGEMENT_BUDGET) on a virtual clock: every timer
+// the budget arms is run in order at its time, so hours of rounds take seconds and every figure is the
+// same in every run. Each request's answer takes ANSWER_MS. The figure is the budget's part of the
+// change → request latency (the daemon's own part is in daemon.bench.mjs: about 150 ms).
+import { dist } from "./dist.mjs";
+
+const { createBudget, MANAGEMENT_BUDGET } = await dist("platform/budget.js");
+
+const ANSWER_MS = 150;
+const POLL_MS = 60_000;
+/** Resources read at once, as the engine runs its requests (its default concurrency). */
+const READERS = 4;
+/** One change from git on average this often, at seeded random times (a busy team). */
+const CHANGE_EVERY_MS = 30_000;
+const CHANGES = process.env.BENCH_QUICK ? 60 : 200;
+
+/** A virtual clock: setTimeout and clearTimeout replaced by a queue run in time order. */
+function virtualTime() {
+  const clock = { now: 0 };
+  /** @type {Array<{ at: number; seq: number; fn: () => void }>} */
+  let timers = [];
+  let seq = 0;
+  const real = { setTimeout: globalThis.setTimeout, clearTimeout: globalThis.clearTimeout };
+  /** @param {() => void} fn @param {number} [ms] */
+  const set = (fn, ms = 0) => {
+    const timer = { at: clock.now + Math.max(0, ms), seq: ++seq, fn };
+    timers.push(timer);
+    return timer;
+  };
+  /** @param {unknown} timer */
+  const clear = (timer) => {
+    timers = timers.filter((t) => t !== timer);
+  };
+  Object.assign(globalThis, { setTimeout: set, clearTimeout: clear });
+  /** @param {number} ms */
+  const sleep = (ms) => new Promise((resolve) => set(() => resolve(undefined), ms));
+  /** Runs every timer in time order until none is left, letting promises settle in between. */
+  const run = async () => {
+    for (;;) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (timers.length === 0) return;
+      timers.sort((a, b) => a.at - b.at || a.seq - b.seq);
+      const next = /** @type {{ at: number; fn: () => void }} */ (timers.shift());
+      clock.now = Math.max(clock.now, next.at);
+      next.fn();
+    }
+  };
+  const restore = () => Object.assign(globalThis, real);
+  return { clock, sleep, run, restore };
+}
+
+/** A small seeded generator (mulberry32), so the arrivals are the same in every run. @param {number} seed */
+function seeded(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** @param {number[]} values @param {number} q */
+const quantile = (values, q) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0);
+};
+
+/**
+ * One round: `reads` resources read (0: reads off) while the changes arrive at `arrivals`.
+ * `reserve`: slots of the window the readers leave to changes (they wait while fewer are free).
+ * @param {number} reads @param {number[]} arrivals @param {number} reserve
+ */
+async function round(reads, arrivals, reserve) {
+  const time = virtualTime();
+  try {
+    const budget = createBudget({ ...MANAGEMENT_BUDGET, monotonic: () => time.clock.now });
+    /** @type {number[]} */
+    const readGrants = [];
+    /** @type {number[]} */
+    const changeWaits = [];
+    let roundEnd = 0;
+    let next = 0;
+    // One reader at a time looks at the window and takes its grant, so that the slots left to
+    // changes are counted before the next reader looks.
+    /** @type {Promise<unknown>} */
+    let gate = Promise.resolve();
+    const take = () => {
+      const taken = gate.then(async () => {
+        while (reserve > 0 && budget.usage().used > MANAGEMENT_BUDGET.requests - 1 - reserve)
+          await time.sleep(100);
+        return budget.acquire("read");
+      });
+      gate = taken.catch(() => {});
+      return taken;
+    };
+    const reader = async () => {
+      while (next < reads) {
+        next++;
+        const release = await take();
+        readGrants.push(time.clock.now);
+        await time.sleep(ANSWER_MS);
+        release();
+        roundEnd = time.clock.now;
+      }
+    };
+    /** @param {number} at */
+    const change = async (at) => {
+      await time.sleep(at);
+      const release = await budget.acquire("change");
+      changeWaits.push(time.clock.now - at);
+      await time.sleep(ANSWER_MS);
+      release();
+    };
+    const work = [...Array.from({ length: READERS }, reader), ...arrivals.map(change)];
+    await time.run();
+    await Promise.all(work);
+    return { readGrants, changeWaits, roundEnd };
+  } finally {
+    time.restore();
+  }
+}
+
+/** Reads granted in each poll interval of the round, as min / median. @param {number[]} grants @param {number} end */
+function perPoll(grants, end) {
+  const counts = Array.from({ length: Math.max(1, Math.floor(end / POLL_MS)) }, () => 0);
+  for (const at of grants) {
+    const index = Math.floor(at / POLL_MS);
+    if (index < counts.length) counts[index] = (counts[index] ?? 0) + 1;
+  }
+  return { min: Math.min(...counts), median: quantile(counts, 0.5) };
+}
+
+/** @param {number} ms */
+const duration = (ms) =>
+  ms >= 3_600_000
+    ? `${(ms / 3_600_000).toFixed(2)} h`
+    : ms >= 60_000
+      ? `${(ms / 60_000).toFixed(1)} min`
+      : `${(ms / 1000).toFixed(2)} s`;
+
+const random = seeded(22);
+const { requests, windowMs } = MANAGEMENT_BUDGET;
+/** A request holds its slot from its grant to `windowMs` after its answer. */
+const perRequestMs = (windowMs + ANSWER_MS) / requests;
+
+console.log(
+  `management budget: ${requests} requests per ${windowMs / 1000} s window (counted to the answer), answers in ${ANSWER_MS} ms, ${READERS} reads at once, poll every ${POLL_MS / 1000} s`,
+);
+console.log(
+  "| resources | reads | reads per poll round (min / median) | full round | change → request p50 / p99 | same changes, reads off |",
+);
+console.log("|---|---|---|---|---|---|");
+/** How the readers use the budget: the slots of each window they leave to changes. */
+const POLICIES = [
+  { reserve: 0, label: "take every free slot" },
+  { reserve: 1, label: "leave 1 slot of 9" },
+  { reserve: 2, label: "leave 2 slots of 9" },
+];
+for (const resources of [1_000, 10_000]) {
+  // The changes arrive at one per CHANGE_EVERY_MS on average, from the round's start.
+  /** @type {number[]} */
+  const arrivals = [];
+  let at = 0;
+  for (let i = 0; i < CHANGES; i++) {
+    at += -Math.log(1 - random()) * CHANGE_EVERY_MS;
+    arrivals.push(Math.round(at));
+  }
+  /** @param {number[]} waits */
+  const waits = (waits) => `${quantile(waits, 0.5)} / ${quantile(waits, 0.99)} ms`;
+  const off = await round(0, arrivals, 0);
+  const bound = { perPoll: POLL_MS / perRequestMs, round: resources * perRequestMs };
+  console.log(
+    `| ${resources.toLocaleString("en")} | bound of the budget | ≤ ${bound.perPoll.toFixed(1)} | ≥ ${duration(bound.round)} | | |`,
+  );
+  for (const { reserve, label } of POLICIES) {
+    const on = await round(resources, arrivals, reserve);
+    // Only the changes that arrived while the round was reading.
+    const during = (/** @type {number[]} */ w) => w.filter((_, i) => (arrivals[i] ?? 0) < on.roundEnd);
+    const polls = perPoll(on.readGrants, on.roundEnd);
+    console.log(
+      `| ${resources.toLocaleString("en")} | ${label} | ${polls.min} / ${polls.median} | ${duration(on.roundEnd)} | ${waits(during(on.changeWaits))} | ${waits(during(off.changeWaits))} |`,
+    );
+  }
+}
+console.log(
+  `${CHANGES} changes from git per run, one per ${CHANGE_EVERY_MS / 1000} s on average (seeded); the waits are those of the changes that arrived while the round was reading, and the same changes with reads off.`,
+);
