@@ -18,9 +18,10 @@ import type {
 import { isPlainObject, member, omit } from "./values.js";
 
 /**
- * The `createReversePrivateEndpoint` route, once. There is no update (nor GET) for an endpoint, so the
- * server id is remembered, a later change of its fields is reported and never sent, and a create whose
- * outcome is unknown is never repeated without an operator's word.
+ * The `createReversePrivateEndpoint` route, once. There is no update for an endpoint (and no read in the
+ * minimal contract), so the server id is remembered, a later change of its fields is reported and never
+ * sent, and a create whose outcome is unknown is never repeated without an operator's word, or, with
+ * reads on, without the list of the service's endpoints showing that it made nothing.
  */
 
 /** The status value the API shows for a usable endpoint. */
@@ -132,8 +133,13 @@ function createdPlan({ kind, name, spec }: Input, record: ResourceRecord, server
 }
 
 /** The endpoint a create with a lost answer made, found in the service's list: its id is recorded. */
-function foundPlan({ kind, name }: Input, startedAt: string, id: string, live: Record<string, unknown>) {
-  const plan: ResourcePlan = {
+function foundPlan(
+  { kind, name }: Input,
+  startedAt: string,
+  id: string,
+  live: Record<string, unknown>,
+): ResourcePlan {
+  return {
     kind,
     name,
     outcome: "adopt",
@@ -142,7 +148,6 @@ function foundPlan({ kind, name }: Input, startedAt: string, id: string, live: R
     adoptId: id,
     adoptLive: live,
   };
-  return plan;
 }
 
 /** Why a new create is sent: the operator allowed it, or the list showed the earlier one made nothing. */

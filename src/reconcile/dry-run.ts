@@ -46,7 +46,7 @@ function madeUpAnswer(request: PlannedRequest, manifest: Manifest): Record<strin
  */
 export function dryEffects(state: State, read?: Reader): Effects {
   return {
-    ...(read ? { read: (request: LiveRead) => read(request, { priority: "poll" }) } : {}),
+    ...(read ? { read: (request: LiveRead) => read(request, { priority: "read" }) } : {}),
     record(id, record) {
       if (record) state.resources[id] = record;
       else delete state.resources[id];
