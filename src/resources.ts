@@ -17,7 +17,8 @@ export function parseResourceId(id: string): { kind: string; name: string } {
  * Synced: as the manifest says. Pending: waits (for a dependency, the budget, a save). Failed: refused
  * or erred. Invalid: its manifest has problems. Unknown: a create's outcome cannot be known. Warning: a
  * watch found something. Suspended: nothing is sent for it by choice. Unmanaged: its manifest is gone,
- * its record is kept for a while.
+ * its record is kept for a while. Drifted: a read found the live object differing from what its manifest
+ * states (DRIFTLESS_READS=on).
  */
 export const RESOURCE_STATUSES = [
   "Synced",
@@ -28,6 +29,7 @@ export const RESOURCE_STATUSES = [
   "Warning",
   "Suspended",
   "Unmanaged",
+  "Drifted",
 ] as const;
 export type ResourceStatusName = (typeof RESOURCE_STATUSES)[number];
 
@@ -118,6 +120,10 @@ export const CAUSES = {
   "create-unknown": { status: "Unknown", next: "operator" },
   /** A watch found what it watches for (an alert firing, a stale backup, a tile gone). */
   "watch-finding": { status: "Warning", next: "operator" },
+  /** A read found the live object changed outside git: the next write puts it back. */
+  drifted: { status: "Drifted", next: "retry" },
+  /** A read found the live object changed outside git, and its manifest says to report it only. */
+  "drift-reported": { status: "Drifted", next: "operator" },
   /** A watch could not be polled; the next round tries again. */
   "poll-failed": { status: "Failed", next: "retry" },
 } as const satisfies Record<string, { status: ResourceStatusName; next: NextStep }>;
@@ -172,4 +178,5 @@ export type Trigger =
   | "superseded"
   | "leader"
   | "operator"
+  | "drift"
   | "cli";

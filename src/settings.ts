@@ -286,6 +286,14 @@ export const SETTINGS = {
     parser: Schedule.default("0 * * * *"),
     help: 'cron expression of passes that also re-send unchanged resources (healing edits made behind git\'s back), or "off"',
   },
+  reads: {
+    env: "DRIFTLESS_READS",
+    flag: "--reads <on|off>",
+    commands: ["run", "plan"],
+    choices: ["on", "off"],
+    parser: z.enum(["on", "off"]).default("off"),
+    help: "on: the platform serves the published contract's reads; driftless reads each managed object on the poll schedule to find drift (off: nothing is read, and Synced means the platform accepted what git says)",
+  },
   alertFiringStates: {
     env: "DRIFTLESS_ALERT_FIRING_STATES",
     flag: "--alert-firing-states <states>",

@@ -28,6 +28,7 @@ const STATUS: StatusDocument = {
   leader: true,
   lastPass: null,
   passError: null,
+  reads: "off",
   resources: [],
 };
 

@@ -49,6 +49,35 @@ describe("re-assertion", () => {
     expect(world.sim.state.pipes.find((p) => p.id === ids.kinesisPipeId)?.name).toBe("clicks");
   });
 
+  it("logs the fields it re-sent, never an empty list nor a secret's value", async () => {
+    await world.apply();
+    world.logs.length = 0;
+
+    await world.apply({ reassert: true });
+
+    const applied = world.logs.map((line) => JSON.parse(line)).filter((l) => l.msg === "resource applied");
+    expect(applied).toEqual([
+      expect.objectContaining({ reasserted: true, fields: ["name", "source.kinesis.iamRole"] }),
+    ]);
+    expect(world.logs.join("")).not.toContain("secret-1");
+  });
+
+  it("re-sends only the resources a pass is told to heal, as a re-assertion would", async () => {
+    const events = `${header("DataPipe", "events")}  organizationId: ${ids.organizationId}
+  serviceId: ${ids.serviceId}
+  dataPipeId: ${ids.objectStoragePipeId}
+  name: events
+`;
+    await world.write("events.yaml", events);
+    await world.apply();
+    world.sim.clearRequests();
+
+    const healed = await world.apply({ trigger: "drift", heal: ["DataPipe/clicks"] });
+
+    expect(healed.ok).toBe(true);
+    expect(world.writes().map((r) => r.path)).toEqual([expect.stringContaining(ids.kinesisPipeId)]);
+  });
+
   it("sends nothing for a resource the pass is told to hold, and reports the status it was given", async () => {
     world.sim.clearRequests();
     const held = resultOf({ kind: "DataPipe", name: "clicks" }, "platform-error", { message: "503 earlier" });

@@ -41,7 +41,11 @@ describe("driftless status", () => {
     const all = await driftlessAsync(["status", "--all", "--url", d.url]);
     const json = await driftlessAsync(["status", "-o", "json", "--url", d.url]);
 
-    expect(quiet).toEqual({ code: 0, stdout: "all 3 resources are Synced\n", stderr: "" });
+    expect(quiet).toEqual({
+      code: 0,
+      stdout: "all 3 resources are Synced (as applied; the live objects are not read: DRIFTLESS_READS=off)\n",
+      stderr: "",
+    });
     expect(all.code).toBe(0);
     const lines = all.stdout.trimEnd().split("\n");
     expect(lines[0]).toMatch(/^KIND +NAME +STATUS +AGE +MESSAGE$/);
@@ -52,7 +56,9 @@ describe("driftless status", () => {
         ["BackupWatch", "analytics-backups", "Synced"],
       ]),
     );
-    expect(lines.find((line) => line.startsWith("ApiKey"))).toMatch(/ Synced +\d+s$/);
+    expect(lines.find((line) => line.startsWith("ApiKey"))).toMatch(
+      / Synced +\d+s +applied; not verified: the live object is not read \(DRIFTLESS_READS=off\)$/,
+    );
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout).resources).toHaveLength(3);
   });
@@ -117,7 +123,9 @@ describe("driftless status", () => {
 
     expect(suspend.code, suspend.stderr).toBe(0);
     const [before, after] = ended.stdout.split("\n\n");
-    expect(before).toBe("all 3 resources are Synced");
+    expect(before).toBe(
+      "all 3 resources are Synced (as applied; the live objects are not read: DRIFTLESS_READS=off)",
+    );
     expect(after).toMatch(
       /^driftless is suspended since \S+: freeze \(driftless resume\)\nKIND +NAME +STATUS/,
     );

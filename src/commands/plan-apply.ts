@@ -38,6 +38,9 @@ const FIRST_CONTACT =
   "the state holds no record: every resource is planned as a first contact. The daemon's state is not available here, so this shows what a first apply would send, not what the running daemon will send next.";
 const SECRETS_SKIPPED =
   "secret values were not read (--secrets skip): a changed secret value cannot be seen, and secret fields show (not compared).";
+/** With reads off, "in sync" is against what driftless last applied, never the live objects. */
+const NOT_READ =
+  'the live objects were not read (DRIFTLESS_READS=off): "in sync" means as driftless last applied it, and a change made in the platform\'s console is not shown.';
 
 /** What every output of a plan is made of, state-based or `--base`. */
 export type PlanDocument = {
@@ -97,7 +100,8 @@ export async function planCommand(config: Config, options: PlanOptions, io: Io):
   const store = createStateStore(config, { logger, readOnly: true });
   const skip = options.secrets === "skip";
   try {
-    const platform = readsOn(config, io) ? await createPlatform(config, { logger, warn: io.err }) : undefined;
+    const platform =
+      config.reads === "on" ? await createPlatform(config, { logger, warn: io.err }) : undefined;
     try {
       const report = await planPass(
         {
@@ -113,7 +117,7 @@ export async function planCommand(config: Config, options: PlanOptions, io: Io):
       const notices = [
         ...(report.stateEmpty ? [FIRST_CONTACT] : []),
         ...(skip ? [SECRETS_SKIPPED] : []),
-        ...(report.reads ? [readsNotice(report.reads)] : []),
+        ...(report.reads ? [readsNotice(report.reads)] : [NOT_READ]),
       ];
       const doc: PlanDocument = {
         mode: "state",
@@ -132,15 +136,6 @@ export async function planCommand(config: Config, options: PlanOptions, io: Io):
   } finally {
     await store.close();
   }
-}
-
-/**
- * DRIFTLESS_READS=on: the platform serves the published contract's reads, so plan reads the live
- * objects and apply reads what a plan must know before it is made (read-first.ts).
- */
-function readsOn(config: Config, io: Io): boolean {
-  const setting = "reads" in config ? config.reads : io.env.DRIFTLESS_READS;
-  return setting === "on";
 }
 
 /** What plan says of its reads: how many live objects differ from git, and how many were not read. */
@@ -197,7 +192,7 @@ export async function applyCommand(config: Config, options: PlanApplyOptions, io
       const reconciler = createReconciler({
         ...engineDeps(config, io, logger, store),
         send: platform.send,
-        ...(readsOn(config, io) ? { read: createReader(platform.client) } : {}),
+        ...(config.reads === "on" ? { read: createReader(platform.client) } : {}),
         managementKeyId: platform.managementKeyId,
         credentialVersion: platform.credentialVersion,
         onResource,

@@ -44,6 +44,8 @@ const StatusBody = z.looseObject({
   suspended: z.looseObject({ since: z.string(), reason: z.string().optional() }).nullable().optional(),
   lastPass: z.looseObject({ finishedAt: z.string(), ok: z.boolean() }).nullable(),
   passError: z.string().nullable().optional(),
+  /** Older daemons do not say; they never read. */
+  reads: z.string().optional(),
   resources: z.array(
     z.looseObject({
       kind: z.string(),
@@ -52,6 +54,8 @@ const StatusBody = z.looseObject({
       next: z.string().optional(),
       lastError: z.string().nullable(),
       lastAppliedAt: z.string().nullable(),
+      verifiedAt: z.string().nullable().optional(),
+      note: z.string().optional(),
     }),
   ),
 });
@@ -160,7 +164,7 @@ function table(body: StatusBody, all: boolean, now: Date): string {
   if (!body.lastPass && body.leader !== false) lines.push("no reconcile pass has finished yet");
   const shown = body.resources.filter((r) => all || r.status !== "Synced");
   if (shown.length === 0) {
-    if (body.lastPass) lines.push(`all ${body.resources.length} resources are Synced`);
+    if (body.lastPass) lines.push(`all ${body.resources.length} resources are Synced ${verified(body)}`);
     return lines.join("\n");
   }
   const rows = shown.map((r) => [
@@ -168,12 +172,19 @@ function table(body: StatusBody, all: boolean, now: Date): string {
     r.name,
     r.status,
     r.lastAppliedAt ? age(Date.parse(r.lastAppliedAt), now.getTime()) : "<never>",
-    r.lastError ?? "",
+    r.lastError ?? r.note ?? "",
   ]);
   lines.push(
     ...columns([["KIND", "NAME", "STATUS", "AGE", "MESSAGE"], ...rows].map((row) => row.map(escapeLine))),
   );
   return lines.join("\n");
+}
+
+/** What "Synced" stands on: reads that verified the live objects, or only the platform's acceptance. */
+function verified(body: StatusBody): string {
+  if (body.reads !== "on") return "(as applied; the live objects are not read: DRIFTLESS_READS=off)";
+  const count = body.resources.filter((r) => r.verifiedAt).length;
+  return `(${count} verified equal to git by a read)`;
 }
 
 /** Rows as left-aligned columns three spaces apart (the last one not padded), as kubectl prints. */

@@ -6,10 +6,13 @@ import type { Manifest } from "../manifests/manifest.js";
 import type { Notifier } from "../notify/notifier.js";
 import type { PlatformClient } from "../platform/client.js";
 import type { Reconciler } from "../reconcile/types.js";
+import { resourceId } from "../resources.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { PassMetrics } from "../telemetry/pass-metrics.js";
 import type { Clock } from "./clock.js";
+import { DriftReader, shown } from "./drift-reads.js";
+import type { ReadCaps } from "./drift-schedule.js";
 import {
   type HttpServer,
   type HttpServerLimits,
@@ -42,6 +45,10 @@ export type DaemonSettings = {
   httpLimits?: Partial<HttpServerLimits>;
   /** Alert states in which driftless_alert_firing is 1 (any case); unset: the setting's default. */
   alertFiringStates?: readonly string[];
+  /** DRIFTLESS_READS=on: read each managed object on the poll schedule, to verify it and find drift. */
+  reads?: "on" | "off";
+  /** Reads per round per credential; unset: drift-schedule.ts's defaults. */
+  readCaps?: ReadCaps;
 };
 
 export type DaemonDeps = {
@@ -55,13 +62,15 @@ export type DaemonDeps = {
    * them: a poll round never loads the state.
    */
   tileIdsOf: (dashboardName: string) => Promise<Record<string, string> | undefined>;
+  /** The server id of a ReversePrivateEndpoint (by manifest name) as last recorded, for the reads. */
+  serverIdOf?: (endpointName: string) => Promise<string | undefined>;
   /** Polls alerts and backups through it. */
   platform: PlatformClient;
   registry: Registry;
   metrics: Metrics;
   logger: Logger;
   /** Told of every finished pass of this leader (webhook, commit status); unset: none is configured. */
-  notifier?: Pick<Notifier, "passFinished">;
+  notifier?: Pick<Notifier, "passFinished"> & Partial<Pick<Notifier, "drift">>;
   /** Each API's rate budget now, for /status and the page. */
   budget?: () => StatusDocument["budget"];
   /** `driftless suspend` / `resume`; the reconciler must be given the same one (default: a new one). */
@@ -95,14 +104,17 @@ export type Daemon = {
  * HTTP address cannot be bound or a schedule is invalid.
  */
 export async function startDaemon(deps: DaemonDeps): Promise<Daemon> {
+  let loop: PassLoop | undefined;
+  const reader = deps.settings.reads === "on" ? createReader(deps, () => parts) : undefined;
   const parts: Parts = {
-    board: new StatusBoard(),
+    board: new StatusBoard(reader),
     passMetrics: new PassMetrics(deps.metrics),
     suspension: deps.suspension ?? new Suspension(),
+    ...(reader ? { reader } : {}),
   };
-  const polls = createPolls(deps, parts);
   let watcher: SourceWatcher | undefined;
-  const loop = createPassLoop(deps, parts, polls, async () => watcher?.currentRevision());
+  const polls = createPolls(deps, parts, () => loop);
+  loop = createPassLoop(deps, parts, polls, async () => watcher?.currentRevision());
   const stopFollowing = followLeadership(deps, parts, polls);
   const server = await startServer(deps, parts, loop);
 
@@ -118,9 +130,10 @@ export async function startDaemon(deps: DaemonDeps): Promise<Daemon> {
   }
 
   loop.request({ trigger: "start", immediate: true });
+  const started = loop;
   return {
     address: server.address,
-    loop,
+    loop: started,
     board: parts.board,
     poll: polls.poll,
     async stop(graceMs) {
@@ -128,15 +141,36 @@ export async function startDaemon(deps: DaemonDeps): Promise<Daemon> {
       stopFollowing();
       polls.abort();
       await watcher?.close();
-      const ended = await loop.stop(graceMs);
+      const ended = await started.stop(graceMs);
       await server.close(1_000);
       return ended;
     },
   };
 }
 
-/** What the steps of startDaemon share: the /status board and the pass and resource metrics. */
-type Parts = { board: StatusBoard; passMetrics: PassMetrics; suspension: Suspension };
+/** What the steps of startDaemon share: the /status board, the pass and resource metrics, the reads. */
+type Parts = { board: StatusBoard; passMetrics: PassMetrics; suspension: Suspension; reader?: DriftReader };
+
+/**
+ * The read rounds' reader: a drift found is told (webhook); the round then asks for a pass that
+ * re-sends the drifts to correct (after changes from git: a re-sent request waits at the poll priority).
+ */
+function createReader(deps: DaemonDeps, parts: () => Parts): DriftReader {
+  return new DriftReader({
+    platform: deps.platform,
+    metrics: deps.metrics,
+    logger: deps.logger,
+    tileIdsOf: deps.tileIdsOf,
+    serverIdOf: deps.serverIdOf ?? (async () => undefined),
+    ...(deps.settings.readCaps ? { caps: deps.settings.readCaps } : {}),
+    onDrift: (drift) => {
+      const id = resourceId(drift);
+      const { board } = parts();
+      const status = board.statuses().find((s) => resourceId(s) === id);
+      if (status) deps.notifier?.drift?.(status, drift.fields.map(shown), drift.action);
+    },
+  });
+}
 
 type Polls = {
   /** Runs one poll round now, or joins the one already running. */
@@ -152,7 +186,11 @@ type Polls = {
   abort(): void;
 };
 
-function createPolls(deps: DaemonDeps, { board, passMetrics }: Parts): Polls {
+function createPolls(
+  deps: DaemonDeps,
+  { board, passMetrics, reader }: Parts,
+  loop: () => PassLoop | undefined,
+): Polls {
   const { leadership, logger } = deps;
   const { alertFiringStates } = deps.settings;
   const poller = new Poller({ ...deps, ...(alertFiringStates ? { firingStates: alertFiringStates } : {}) });
@@ -169,13 +207,45 @@ function createPolls(deps: DaemonDeps, { board, passMetrics }: Parts): Polls {
     board.recordWatches(statuses);
     passMetrics.recordStatuses(board.statuses());
   }
+  let reading: Promise<void> | undefined;
+  /** One read round (reads on): the resources the last pass left Synced, this round's share of them. */
+  async function readRound(): Promise<void> {
+    if (!reader || !leadership.isLeader() || aborted.signal.aborted) return;
+    const manifests = await deps.loadManifests();
+    const byId = new Map(manifests.map((m) => [resourceId(m), m]));
+    const synced = board.passStatuses().flatMap((s) => {
+      const manifest = s.status === "Synced" ? byId.get(resourceId(s)) : undefined;
+      return manifest ? [{ manifest, lastAppliedAt: s.lastAppliedAt }] : [];
+    });
+    // An answer counts only while nothing was applied meanwhile: a pass that ran (or waits to run)
+    // may have applied a change from git that the manifests read above do not show yet, or the read not.
+    const stillApplied = (id: string, lastAppliedAt: string | undefined) => {
+      const now = board.passStatusOf(id);
+      return (
+        leadership.isLeader() &&
+        now?.status === "Synced" &&
+        now.lastAppliedAt === lastAppliedAt &&
+        loop()?.changePending === false
+      );
+    };
+    const heal = await reader.round(synced, stillApplied, aborted.signal);
+    if (!leadership.isLeader()) return;
+    passMetrics.recordStatuses(board.statuses());
+    // One pass puts back every drift of the round, after the round: the reads still in flight when
+    // the first drift was found are not judged against a pass running meanwhile.
+    if (heal.length > 0) loop()?.request({ trigger: "drift", immediate: true, heal });
+  }
   // A round already running answers a new request too: the first round after the first pass and
   // daemon.poll() are not croner's, whose `protect` only keeps the schedule from overlapping itself.
-  const poll = () => {
+  // Read rounds run beside the alert and backup polls, never in their way: their reads wait last.
+  const poll = async () => {
     polling ??= round().finally(() => {
       polling = undefined;
     });
-    return polling;
+    reading ??= readRound().finally(() => {
+      reading = undefined;
+    });
+    await Promise.all([polling, reading]);
   };
   const pollSafely = () =>
     poll().catch((error) => logger.warn({ err: error, reason: messageOf(error) }, "poll round failed"));
@@ -190,7 +260,10 @@ function createPolls(deps: DaemonDeps, { board, passMetrics }: Parts): Polls {
     newTerm() {
       firstOfTerm = true;
     },
-    clear: () => poller.clear(),
+    clear: () => {
+      poller.clear();
+      reader?.forget();
+    },
     abort: () => aborted.abort(new Error("shutting down")),
   };
 }
@@ -198,7 +271,7 @@ function createPolls(deps: DaemonDeps, { board, passMetrics }: Parts): Polls {
 /** The pass loop, reporting each pass to the board and the metrics while this replica leads. */
 function createPassLoop(
   deps: DaemonDeps,
-  { board, passMetrics }: Parts,
+  { board, passMetrics, reader }: Parts,
   polls: Polls,
   currentRevision: () => Promise<string | undefined>,
 ): PassLoop {
@@ -212,10 +285,11 @@ function createPassLoop(
     ...(deps.allowCreate ? { allowCreate: deps.allowCreate } : {}),
     ...(deps.clock ? { clock: deps.clock } : {}),
     isSuperseded,
-    onPass: (result, trigger) => {
+    onPass: (result, trigger, healed) => {
       // A pass that ran on when leadership was lost speaks for nothing: the new leader reports now.
       if (!leadership.isLeader()) return;
       board.recordPass(result, trigger);
+      for (const id of healed) if (board.passStatusOf(id)?.status === "Synced") reader?.corrected(id);
       passMetrics.recordPass(result);
       passMetrics.recordStatuses(board.statuses());
       deps.notifier?.passFinished(result);

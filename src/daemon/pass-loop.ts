@@ -7,6 +7,9 @@ import type { Logger } from "../telemetry/logger.js";
 import { Backoff } from "./backoff.js";
 import { type Clock, systemClock } from "./clock.js";
 
+/** Triggers of passes that bring nothing new from git: a read may be judged while they run. */
+const QUIET_TRIGGERS: ReadonlySet<Trigger> = new Set(["schedule", "retry", "reassert", "drift"]);
+
 /** Passes in a row that may start again because their source vanished, before it counts as an error. */
 const MAX_SUPERSEDED = 3;
 
@@ -16,6 +19,8 @@ export type PassRequest = {
   immediate?: boolean;
   /** Re-send unchanged resources too (the periodic re-assertion). */
   reassert?: boolean;
+  /** `Kind/name` of resources a read found drifted: re-sent in this pass (PassOptions.heal). */
+  heal?: readonly string[];
   /** The revision the trigger saw; a request for the revision a running pass already reads is dropped. */
   revision?: string;
 };
@@ -26,8 +31,8 @@ export type PassLoopDeps = {
   logger: Logger;
   /** The revision a pass would read now (the link target's name), or undefined for a plain folder. */
   currentRevision: () => Promise<string | undefined>;
-  /** Called after every finished pass, before the next one starts. */
-  onPass: (result: PassResult, trigger: Trigger) => void;
+  /** Called after every finished pass, before the next one starts; `healed`: the drifted resources it re-sent. */
+  onPass: (result: PassResult, trigger: Trigger, healed: readonly string[]) => void;
   /** True when a thrown error means "the source changed under the pass": start again, not a failure. */
   isSuperseded: (error: unknown) => boolean;
   /** Called when a pass throws (not superseded). */
@@ -56,6 +61,7 @@ export type PassLoopDeps = {
 export class PassLoop {
   private running: Promise<void> | undefined;
   private runningRevision: string | undefined;
+  private runningTrigger: Trigger | undefined;
   /** The revision the last started pass read; a link swap to it (seen after a webhook) is old news. */
   private lastRevision: string | undefined;
   private abort: AbortController | undefined;
@@ -97,6 +103,16 @@ export class PassLoop {
     if (this.running) return;
     if (this.pending.immediate) this.startNow();
     else this.settle();
+  }
+
+  /**
+   * True while a pass that may bring a change from git runs or waits to start (not one of the passes
+   * that only retry, re-send or heal): a read compared meanwhile may compare with manifests that are
+   * not applied yet.
+   */
+  get changePending(): boolean {
+    const triggers = [this.pending?.trigger, this.runningTrigger];
+    return triggers.some((trigger) => trigger !== undefined && !QUIET_TRIGGERS.has(trigger));
   }
 
   /** Number of passes started so far. */
@@ -151,6 +167,9 @@ export class PassLoop {
       trigger: next.trigger === "retry" ? current.trigger : next.trigger,
       immediate: Boolean(current.immediate || next.immediate),
       reassert: Boolean(current.reassert || next.reassert),
+      ...(current.heal || next.heal
+        ? { heal: [...new Set([...(current.heal ?? []), ...(next.heal ?? [])])] }
+        : {}),
       ...(onlySwaps ? { revision: next.revision } : {}),
     };
   }
@@ -177,6 +196,7 @@ export class PassLoop {
     this.running = this.run(request).finally(() => {
       this.running = undefined;
       this.runningRevision = undefined;
+      this.runningTrigger = undefined;
       this.abort = undefined;
       // Triggers that came during the pass: one more pass, at once, on the newest revision.
       if (this.pending && !this.stopped) this.startNow();
@@ -185,6 +205,7 @@ export class PassLoop {
 
   private async run(request: PassRequest): Promise<void> {
     this.passes++;
+    this.runningTrigger = request.trigger;
     const passId = randomUUID();
     const logger = this.deps.logger.child({ pass: passId, trigger: request.trigger });
     this.abort = new AbortController();
@@ -198,6 +219,7 @@ export class PassLoop {
       const result = await this.deps.reconciler.pass({
         trigger: request.trigger,
         reassert: request.reassert ?? false,
+        ...(request.heal ? { heal: request.heal } : {}),
         signal: this.abort.signal,
         logger,
         ...(this.allowCreate.length > 0 ? { allowCreate: this.allowCreate } : {}),
@@ -216,7 +238,7 @@ export class PassLoop {
         },
         "pass finished",
       );
-      this.deps.onPass(result, request.trigger);
+      this.deps.onPass(result, request.trigger, request.heal ?? []);
       // Only a resource to retry can be backing off (and held by a retry pass).
       this.lastStatuses = new Map();
       for (const s of result.statuses) if (s.next === "retry") this.lastStatuses.set(resourceId(s), s);

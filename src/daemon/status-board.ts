@@ -1,3 +1,4 @@
+import type { DriftField } from "../drift/compare.js";
 import { messageOf } from "../errors.js";
 import type { BudgetUsage } from "../platform/budget.js";
 import {
@@ -6,9 +7,11 @@ import {
   type PassResult,
   type ResourceStatus,
   resourceId,
+  resultOf,
   type Trigger,
 } from "../resources.js";
 import type { Suspended } from "../state/store.js";
+import { describeDrift, type Verification } from "./drift-reads.js";
 
 /** A watched, read-only resource (AlertWatch, BackupWatch) as the last poll saw it. */
 export type WatchStatus = ResourceStatus & {
@@ -32,6 +35,15 @@ export type StatusEntry = {
   lastError: string | null;
   requestId: string | null;
   lastAppliedAt: string | null;
+  /**
+   * When a read last found the live object equal to the manifest; null when reads are off
+   * (DRIFTLESS_READS), for kinds that are not read, and before the first read.
+   */
+  verifiedAt?: string | null;
+  /** What `Synced` means here: verified by a read, or applied and not verified (reads off or not yet). */
+  note?: string;
+  /** Of a Drifted resource: the fields that differ, with what git states and what is live. */
+  drift?: DriftField[];
   observed?: WatchStatus["observed"];
   polledAt?: string;
 };
@@ -43,6 +55,8 @@ export type StatusDocument = {
   suspended: Suspended | null;
   /** Each API's rate budget now: grants in the current window, of its limit, and requests waiting. */
   budget: Array<BudgetUsage & { api: string }>;
+  /** Whether driftless reads live objects to verify them and find drift (DRIFTLESS_READS). */
+  reads: "on" | "off";
   ready: boolean;
   leader: boolean;
   lastPass: {
@@ -67,6 +81,25 @@ export class StatusBoard {
   private passError: string | undefined;
   private watches = new Map<string, WatchStatus>();
 
+  /**
+   * `reads`: what the read rounds know of each resource (DRIFTLESS_READS=on); without it, nothing is
+   * read and every Synced resource says it was applied, not verified.
+   */
+  constructor(private readonly reads?: { verification(id: string): Verification | undefined }) {}
+
+  /** The last pass's own statuses (no drift laid over), for the read rounds. */
+  passStatuses(): readonly ResourceStatus[] {
+    return this.lastPass?.statuses ?? [];
+  }
+
+  /** The last pass's own status of resource `id`. */
+  passStatusOf(id: string): ResourceStatus | undefined {
+    this.byId ??= new Map(this.passStatuses().map((s) => [resourceId(s), s]));
+    return this.byId.get(id);
+  }
+
+  private byId: Map<string, ResourceStatus> | undefined;
+
   /** True once a reconcile pass has finished (successfully or not, but it ran). */
   get ready(): boolean {
     return this.lastPass !== undefined;
@@ -78,6 +111,7 @@ export class StatusBoard {
 
   recordPass(result: PassResult, trigger: Trigger): void {
     this.lastPass = { ...result, trigger };
+    this.byId = undefined;
     this.passError = undefined;
   }
 
@@ -88,6 +122,7 @@ export class StatusBoard {
   /** Forgets everything: a replica that stops leading no longer speaks for the resources. */
   forget(): void {
     this.lastPass = undefined;
+    this.byId = undefined;
     this.passError = undefined;
     this.watches = new Map();
   }
@@ -97,10 +132,13 @@ export class StatusBoard {
     this.watches = new Map(statuses.map((s) => [resourceId(s), s]));
   }
 
-  /** Every resource's status: the last pass's, each watch replaced by its last poll. */
+  /**
+   * Every resource's status: the last pass's, each watch replaced by its last poll, and a Synced
+   * resource that a read found changed outside git Drifted.
+   */
   statuses(): ResourceStatus[] {
     const byKey = new Map<string, ResourceStatus>();
-    for (const s of this.lastPass?.statuses ?? []) byKey.set(resourceId(s), s);
+    for (const s of this.lastPass?.statuses ?? []) byKey.set(resourceId(s), this.drifted(s));
     for (const [key, s] of this.watches) byKey.set(key, s);
     return [...byKey.values()];
   }
@@ -127,9 +165,43 @@ export class StatusBoard {
           }
         : null,
       passError: this.passError ?? null,
-      resources: this.statuses().map(entryOf),
+      reads: this.reads ? "on" : "off",
+      resources: this.statuses().map((status) => this.entryOf(status)),
     };
   }
+
+  /** `status` as Drifted when it is Synced and a read found drift. */
+  private drifted(status: ResourceStatus): ResourceStatus {
+    if (status.status !== "Synced") return status;
+    const drift = this.reads?.verification(resourceId(status))?.drift;
+    if (!drift) return status;
+    const cause = drift.action === "correct" ? "drifted" : "drift-reported";
+    const { organization, lastAppliedAt } = status;
+    return resultOf(status, cause, {
+      organization,
+      lastAppliedAt,
+      message: describeDrift(drift),
+      requestId: drift.requestId,
+    });
+  }
+
+  private entryOf(status: ResourceStatus | WatchStatus): StatusEntry {
+    const entry = entryOf(status);
+    if ("polledAt" in status) return entry;
+    const known = this.reads?.verification(resourceId(status));
+    entry.verifiedAt = known?.verifiedAt ?? null;
+    if (status.status === "Drifted" && known?.drift) entry.drift = known.drift.fields;
+    if (status.status === "Synced") entry.note = noteOf(this.reads !== undefined, known);
+    return entry;
+  }
+}
+
+/** What Synced means for one resource, in words: verified by a read, or applied and not verified. */
+function noteOf(reads: boolean, known: Verification | undefined): string {
+  if (!reads) return "applied; not verified: the live object is not read (DRIFTLESS_READS=off)";
+  if (known?.readError) return `applied; not verified: its last read failed (${known.readError})`;
+  if (known?.verifiedAt) return `applied; verified equal to git at ${known.verifiedAt}`;
+  return "applied; not verified yet: the live object is read in a coming poll round";
 }
 
 function entryOf(status: ResourceStatus | WatchStatus): StatusEntry {

@@ -63,6 +63,7 @@ function html(nonce: string, document: StatusDocument | undefined): string {
 <header><h1>driftless</h1><p id="summary">Loading…</p></header>
 <p id="suspended" class="banner" hidden></p>
 <p id="pass-error" class="banner" hidden></p>
+<p id="reads" class="note"></p>
 <form id="token-form" hidden>
   <label>This daemon's /status needs its token (DRIFTLESS_STATUS_TOKEN):
     <input id="token" type="password" autocomplete="off"></label>
@@ -75,7 +76,7 @@ function html(nonce: string, document: StatusDocument | undefined): string {
     <label>Name <input id="search" type="search" placeholder="search by name"></label>
     <span id="count"></span>
   </div>
-  <table id="resources"><thead><tr><th>Kind</th><th>Name</th><th>Status</th><th>Reason</th><th>Request id</th><th>Last applied</th></tr></thead><tbody></tbody></table>
+  <table id="resources"><thead><tr><th>Kind</th><th>Name</th><th>Status</th><th>Reason</th><th>Request id</th><th>Last applied</th><th>Verified</th></tr></thead><tbody></tbody></table>
 </section>
 <section>
   <h2>Watched alerts and backups</h2>
@@ -101,7 +102,7 @@ table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.3em .6e
 td.text{overflow-wrap:anywhere}td.nowrap{white-space:nowrap}.controls{display:flex;gap:1em;margin:.5em 0;align-items:center}
 .banner{padding:.5em 1em;background:#fff3cd;border:1px solid #e0c36b}
 .status-Synced{color:#1a7f37}.status-Failed,.status-Invalid,.status-Unknown{color:#c0392b;font-weight:600}
-.status-Pending,.status-Warning{color:#9a6700}.status-Suspended,.status-Unmanaged{color:#6e7781}
+.status-Pending,.status-Warning,.status-Drifted{color:#9a6700}.note{color:#6e7781}.status-Suspended,.status-Unmanaged{color:#6e7781}
 footer{margin-top:1.5em;color:#6e7781}
 `;
 
@@ -160,6 +161,9 @@ function drawSummary(doc) {
     ? "Suspended since " + doc.suspended.since + " (" + ago(doc.suspended.since) + ")" +
       (doc.suspended.reason ? ": " + doc.suspended.reason : "") + ". Nothing is sent until driftless resume."
     : "";
+  $("reads").textContent = doc.reads === "on"
+    ? "Reads are on: each resource's live object is read on the poll schedule; Verified says when a read last found it equal to git."
+    : "Reads are off (DRIFTLESS_READS): Synced means the platform accepted what git says; the live objects are not read, so a change made in the console is not seen.";
   $("pass-error").hidden = !doc.passError;
   $("pass-error").textContent = doc.passError ? "The last pass could not run: " + doc.passError : "";
 }
@@ -176,9 +180,11 @@ function drawResources(doc) {
     cell(row, r.kind, "nowrap");
     cell(row, r.name, "text");
     cell(row, r.status, statusClass(r.status) + " nowrap");
-    cell(row, r.lastError, "text");
+    cell(row, r.lastError || r.note, "text");
     cell(row, r.requestId, "text");
     cell(row, r.lastAppliedAt ? ago(r.lastAppliedAt) : "never", "nowrap").title = r.lastAppliedAt || "";
+    const verified = r.verifiedAt ? ago(r.verifiedAt) : doc.reads === "on" ? "not yet" : "not read";
+    cell(row, verified, "nowrap").title = r.verifiedAt || "";
   }
   $("count").textContent = count + " of " + managed.length + " shown";
 }

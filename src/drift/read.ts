@@ -1,4 +1,4 @@
-import { isApiError } from "../errors.js";
+import { ApiError, isApiError } from "../errors.js";
 import { sameId } from "../manifests/identity.js";
 import type { Priority } from "../platform/budget.js";
 import type { PlatformClient } from "../platform/client.js";
@@ -57,9 +57,9 @@ const endpointId = (target: ReadTarget) =>
 
 /**
  * Reads the live object of `target`: one request. Resolves to undefined when there is nothing to read
- * yet, to `{live: undefined}` when the platform answers that the object does not exist (404, or an
- * endpoint missing from its service's list). Throws what the request threw otherwise (the caller
- * reports it as a failed read of that resource).
+ * yet, to `{live: undefined}` when an endpoint is missing from its service's list. Throws what the
+ * request threw otherwise (the caller reports it as a failed read of that resource); a 404 or 405 is one
+ * of those, with what it may mean: the object is gone, or the platform does not serve the reads.
  */
 export async function readLive(
   platform: PlatformClient,
@@ -101,8 +101,10 @@ export async function readLive(
         return undefined;
     }
   } catch (error) {
-    if (isApiError(error) && error.context.status === 404) {
-      return { live: undefined, ...(error.context.requestId ? { requestId: error.context.requestId } : {}) };
+    // 405: a platform that serves the seven endpoints only has no GET on these paths.
+    if (isApiError(error) && (error.context.status === 404 || error.context.status === 405)) {
+      const reason = `${error.message}: the object is gone, or the platform does not serve the published contract's reads (DRIFTLESS_READS=on needs them)`;
+      throw new ApiError(reason, error.context, { cause: error });
     }
     throw error;
   }

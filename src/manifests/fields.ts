@@ -63,6 +63,8 @@ export const DRIFTLESS_ANNOTATIONS = {
   suspend: "driftless/suspend",
   /** The manifest name this resource had before a rename, for an endpoint whose id is not known yet. */
   previousName: "driftless/previous-name",
+  /** "report": a drift found by a read is reported and left; "correct" (the default): put back. */
+  drift: "driftless/drift",
 } as const;
 
 const KNOWN_ANNOTATIONS = new Set<string>(Object.values(DRIFTLESS_ANNOTATIONS));
@@ -80,6 +82,9 @@ export const Annotations = z
       }
       if (key === DRIFTLESS_ANNOTATIONS.suspend && value !== "true" && value !== "false") {
         ctx.addIssue({ code: "custom", path: [key], message: 'must be "true" or "false"' });
+      }
+      if (key === DRIFTLESS_ANNOTATIONS.drift && value !== "report" && value !== "correct") {
+        ctx.addIssue({ code: "custom", path: [key], message: 'must be "report" or "correct"' });
       }
       if (key === DRIFTLESS_ANNOTATIONS.previousName && !ManifestName.safeParse(value).success) {
         ctx.addIssue({ code: "custom", path: [key], message: "must be a manifest name" });

@@ -45,6 +45,7 @@ export const MAX_MESSAGE_CHARS = 1_000;
 const URGENCY: readonly ResourceStatusName[] = [
   "Unknown",
   "Failed",
+  "Drifted",
   "Invalid",
   "Warning",
   "Pending",
@@ -58,7 +59,20 @@ export type UnknownCreateEvent = {
   resource: NotifiedResource;
 };
 
-export type NotifyEvent = PassEvent | UnknownCreateEvent;
+/**
+ * A read found a live object changed outside git (DRIFTLESS_READS=on): the fields that differ, with
+ * what git states and what is live (secrets are never compared), and what driftless does about it.
+ */
+export type DriftEvent = {
+  event: "drift";
+  at: string;
+  resource: NotifiedResource;
+  fields: Array<{ path: string; want: unknown; have: unknown }>;
+  /** `correct`: the next write puts it back; `report`: left as it is (`driftless/drift: report`, or it cannot be written). */
+  action: "correct" | "report";
+};
+
+export type NotifyEvent = PassEvent | UnknownCreateEvent | DriftEvent;
 
 /** What is compared from pass to pass: whether it was ok, and which resources were not Synced. */
 export type PassDigest = { ok: boolean; notSynced: string };
@@ -138,6 +152,23 @@ export function passEvent(result: PassResult): PassEvent {
 
 export function unknownCreateEvent(status: ResourceStatus, at: Date): UnknownCreateEvent {
   return { event: "unknown-create", at: at.toISOString(), resource: notified(status) };
+}
+
+export function driftEvent(
+  status: ResourceStatus,
+  fields: DriftEvent["fields"],
+  action: DriftEvent["action"],
+  at: Date,
+): DriftEvent {
+  // The fields are bounded like a pass event's resources: a dashboard may differ in many tiles.
+  const shown: DriftEvent["fields"] = [];
+  let bytes = 0;
+  for (const field of fields) {
+    bytes += Buffer.byteLength(JSON.stringify(field)) + 1;
+    if (bytes > MAX_NOTIFIED_BYTES) break;
+    shown.push(field);
+  }
+  return { event: "drift", at: at.toISOString(), resource: notified(status), fields: shown, action };
 }
 
 export type CommitState = "success" | "failure" | "pending";

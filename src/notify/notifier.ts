@@ -6,7 +6,9 @@ import type { Logger } from "../telemetry/logger.js";
 import { createDeliveryQueue, type DeliveryOptions, originOf } from "./delivery.js";
 import {
   commitStatusOf,
+  type DriftEvent,
   digestOf,
+  driftEvent,
   isNews,
   type NotifyEvent,
   type PassDigest,
@@ -37,6 +39,8 @@ export type Notifier = {
   passFinished(result: PassResult): void;
   /** A create whose outcome is unknown, as soon as the resource finishes. */
   unknownCreate(status: ResourceStatus): void;
+  /** A drift a read found, once when found (a webhook event; no commit status: git did not change). */
+  drift(status: ResourceStatus, fields: DriftEvent["fields"], action: DriftEvent["action"]): void;
   /** Gives queued notifications `graceMs` to go out. */
   close(graceMs: number): Promise<void>;
 };
@@ -87,6 +91,9 @@ export function createNotifier(
     },
     unknownCreate(status) {
       safely("unknown-create", () => webhook?.send(unknownCreateEvent(status, new Date())));
+    },
+    drift(status, fields, action) {
+      safely("drift", () => webhook?.send(driftEvent(status, fields, action, new Date())));
     },
     async close(graceMs) {
       await Promise.all([webhook?.queue.close(graceMs), github?.queue.close(graceMs)]);

@@ -39,6 +39,8 @@ export type Facts = {
   allow: ReadonlySet<string>;
   /** Re-send unchanged fields too (the periodic re-assertion). */
   reassert: boolean;
+  /** Resources to re-send as a re-assertion would, in this pass only (a read found them drifted). */
+  heal?: ReadonlySet<string>;
   /** When "now" is, for the lock-out guard. */
   now: Date;
   /** A ReversePrivateEndpoint by manifest name, as a pipe that names it sees it now. */
@@ -148,11 +150,12 @@ export function admit(manifest: Manifest, facts: Facts): Admitted | Stop | Promi
 export function decide(resource: Admitted, round: number, facts: Facts): Step {
   const { manifest, id } = resource;
   const record = facts.state.resources[id];
+  const reassert = facts.reassert || (facts.heal?.has(id) ?? false);
   // Made field by field: this runs for every resource of every pass.
   const context: PlanContext = {
     now: facts.now,
     endpoint: facts.endpoint,
-    reassert: facts.reassert && round === 1,
+    reassert: reassert && round === 1,
     allowCreate: round === 1 && facts.allow.has(id) && !record?.allowanceUsedAt,
   };
   if (resource.managementKeyId) context.managementKeyId = resource.managementKeyId;
@@ -166,7 +169,7 @@ export function decide(resource: Admitted, round: number, facts: Facts): Step {
     return notSent(input, plan, "not-converging", reason);
   }
   const fingerprint = fingerprintOf(plan.request, facts.credentials(plan.request));
-  const refused = facts.reassert ? undefined : facts.refusals.get(id);
+  const refused = reassert ? undefined : facts.refusals.get(id);
   if (refused?.fingerprint === fingerprint) {
     const reason = `${refused.message}; not sent again: the platform refused it, and would again until the manifest, a secret or the credentials change (or the next re-assertion)`;
     return { ...notSent(input, plan, "refused-before", reason), ...requestIdOf(refused) };

@@ -175,6 +175,7 @@ function factsOf(run: PassRun, seen: PassSignals): Facts {
     state: pass.state,
     allow: new Set(options.allowCreate ?? []),
     reassert: options.reassert ?? false,
+    ...(options.heal?.length ? { heal: new Set(options.heal) } : {}),
     now: run.now,
     endpoint: endpointLookup(pass, false),
     keyOf: keyIdsOf(deps.managementKeyId),

@@ -3,6 +3,7 @@ import { manifestId } from "../manifests/identity.js";
 import type { Manifest } from "../manifests/manifest.js";
 import { recordResult } from "../plan/planners.js";
 import { unknownCreateMessage } from "../plan/reverse-private-endpoint.js";
+import { isPlainObject } from "../plan/values.js";
 import { type PlanView, viewOf } from "../plan/view.js";
 import { ROUTES } from "../platform/routes.js";
 import { type Cause, resultOf, type Trigger } from "../resources.js";
@@ -183,9 +184,15 @@ async function send(
     return job.finish("save-failed", `sent, but the state could not be saved: ${messageOf(error)}`);
   }
   const durationMs = Math.round(performance.now() - started);
-  const fields = step.plan.changes.map((c) => c.path);
   const { method, template } = route;
-  job.log.info({ method, route: template, fields, requestId: job.requestId, durationMs }, "resource applied");
+  // A re-assertion changes nothing driftless knows of: it names what it sent again instead.
+  const changed = step.plan.changes.map((c) => c.path);
+  const fields = changed.length > 0 ? changed : pathsOf(step.request.body);
+  const reasserted = changed.length === 0 ? { reasserted: true } : {};
+  job.log.info(
+    { method, route: template, fields, ...reasserted, requestId: job.requestId, durationMs },
+    "resource applied",
+  );
   return undefined;
 }
 
@@ -258,4 +265,12 @@ async function failed(
     ...(job.requestId ? { requestId: job.requestId } : {}),
   };
   return job.finish("refused-by-platform", error.message + unsaved, { refusal });
+}
+
+/** The dotted paths of a body's leaves (a list is one leaf): what a request sent, never its values. */
+function pathsOf(body: unknown, prefix = ""): string[] {
+  if (!isPlainObject(body)) return prefix ? [prefix] : [];
+  return Object.entries(body).flatMap(([key, value]) =>
+    value === undefined ? [] : pathsOf(value, prefix ? `${prefix}.${key}` : key),
+  );
 }

@@ -21,6 +21,11 @@ export type PassOptions = {
   trigger: Trigger;
   /** Also re-send unchanged resources (healing changes made in the platform behind git's back). */
   reassert?: boolean;
+  /**
+   * `Kind/name` of resources a read found changed outside git: re-sent in this pass as a re-assertion
+   * would (priority after changes from git), the others only when they changed.
+   */
+  heal?: readonly string[];
   /** Aborted on shutdown: no new request starts, the pass records what it did and returns. */
   signal?: AbortSignal;
   /**

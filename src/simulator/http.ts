@@ -18,6 +18,7 @@ import {
   type RouteOf,
 } from "../platform/routes.js";
 import type { Logger } from "../telemetry/logger.js";
+import { CONSOLE_PREFIX } from "./console.js";
 import type { FaultBook } from "./faults.js";
 import type { RateDecision } from "./rate-limit.js";
 
@@ -104,6 +105,8 @@ export type ApiServerOptions<A extends Api, Caller> = {
   recordLimit: number;
   /** Called after a request reached the platform (whatever its answer), e.g. to save the state. */
   onHandled?(method: string): void;
+  /** The console's edits (console.ts): served beside the API, never recorded as its requests. */
+  console?(request: IncomingMessage, response: ServerResponse, path: string): Promise<void>;
   logger: Logger | undefined;
 };
 
@@ -248,6 +251,8 @@ async function serve<A extends Api, Caller>(
   request: IncomingMessage,
   response: ServerResponse,
 ): Promise<void> {
+  const path = pathOf(request.url ?? "/");
+  if (options.console && path.startsWith(CONSOLE_PREFIX)) return options.console(request, response, path);
   const incoming = await readIncoming(options, routes, request);
   const { recorded } = incoming;
   const fault = options.faults.take(options.api, recorded.method, recorded.route);

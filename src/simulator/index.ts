@@ -1,13 +1,15 @@
 import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { type Api, ConfigError } from "../errors.js";
 import { contractCheck, dottedPath } from "../platform/contracts.js";
 import type { Contract, RouteName } from "../platform/routes.js";
 import type { Logger } from "../telemetry/logger.js";
 import { missedBackups, newBackup } from "./backups.js";
+import { type ConsoleTarget, consoleEdit, serveConsole } from "./console.js";
 import { defaultFixture } from "./default-fixture.js";
 import { createFaultBook, type Fault, seededRandom } from "./faults.js";
 import { loadFixture, parseFixture } from "./fixture.js";
-import { type RecordedRequest, startApiServer } from "./http.js";
+import { type ApiServerOptions, type RecordedRequest, startApiServer } from "./http.js";
 import {
   authenticateKey,
   managementErrorBody,
@@ -24,6 +26,7 @@ import { createRateLimiter, type RateLimit } from "./rate-limit.js";
  * is configured. It is not a client of anything: nothing outside cli, commands and tests imports it.
  */
 
+export { CONSOLE_COLLECTIONS, ConsoleEditError, type ConsoleTarget } from "./console.js";
 export { defaultFixture, defaultIds } from "./default-fixture.js";
 export type { Fault } from "./faults.js";
 export { loadFixture } from "./fixture.js";
@@ -96,6 +99,11 @@ export type Simulator = {
    * (default done; the minimal contract does not answer it).
    */
   addBackup(serviceId: string, finishedAt?: Date, status?: BackupStatus): Backup;
+  /**
+   * An edit made in the platform's console, behind driftless's back: merges `patch` into the object
+   * `target` names (console.ts) and returns it. Throws ConsoleEditError when it names nothing.
+   */
+  consoleEdit(target: ConsoleTarget, patch: Record<string, unknown>): Record<string, unknown>;
   /** Sets an alert's state as the platform would; throws ConfigError for an unknown alert. */
   setAlertState(alertId: string, state: string): void;
   /** Stops both servers, cutting open connections, and every timer. */
@@ -135,6 +143,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     onHandled: (method: string) => {
       if (method !== "GET") world.save();
     },
+    console: (request: IncomingMessage, response: ServerResponse, path: string) =>
+      serveConsole(world.state, request, response, path, world.save),
     logger: options.logger,
   };
   const management = await startManagement(world, options, shared, host);
@@ -164,6 +174,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     state,
     addBackup: world.addBackup,
     setAlertState: world.setAlertState,
+    consoleEdit: (target, patch) => {
+      const edited = consoleEdit(state, target, patch);
+      world.save();
+      return edited;
+    },
     close: async () => {
       world.close();
       await Promise.all([management.close(), observability.close()]);
@@ -173,6 +188,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 
 type Shared = {
   contract: Contract;
+  console: ApiServerOptions<Api, unknown>["console"];
   faults: ReturnType<typeof createFaultBook>;
   requests: RecordedRequest[];
   recordLimit: number;

@@ -13,6 +13,8 @@ type TileIdsByRecord = ReadonlyMap<string, Readonly<Record<string, string>>>;
  */
 export class SavedTileIds {
   private byRecord: TileIdsByRecord | undefined;
+  /** The server id of every ReversePrivateEndpoint, by record id: what the drift reads look up. */
+  private serverIds: ReadonlyMap<string, string> | undefined;
   /** Polls waiting for the next note (or the next failed load, which tells them nothing). */
   private waiting: Array<() => void> = [];
 
@@ -49,13 +51,21 @@ export class SavedTileIds {
     return tileIds ? { ...tileIds } : undefined;
   }
 
+  /** The server id of ReversePrivateEndpoint `name`, as last loaded or saved; waits like of(). */
+  async serverIdOf(name: string): Promise<string | undefined> {
+    if (!this.serverIds) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    return this.serverIds?.get(resourceId({ kind: "ReversePrivateEndpoint", name }));
+  }
+
   /** Forgets every tile id (leadership lost: the next leader may change them before this one leads again). */
   forget(): void {
     this.byRecord = undefined;
+    this.serverIds = undefined;
   }
 
   private note(state: State): void {
     this.byRecord = tileIdsOf(state);
+    this.serverIds = serverIdsOf(state);
     this.release();
   }
 
@@ -77,6 +87,19 @@ export function tileIdsOf(state: State): TileIdsByRecord {
     if (!id.startsWith(DASHBOARD)) continue;
     const tileIds = state.resources[id]?.tileIds;
     if (tileIds) found.set(id, { ...tileIds });
+  }
+  return found;
+}
+
+const ENDPOINT = resourceId({ kind: "ReversePrivateEndpoint", name: "" });
+
+/** The server id of every ReversePrivateEndpoint record of `state`, by record id. */
+function serverIdsOf(state: State): ReadonlyMap<string, string> {
+  const found = new Map<string, string>();
+  for (const id of Object.keys(state.resources)) {
+    if (!id.startsWith(ENDPOINT)) continue;
+    const serverId = state.resources[id]?.serverId;
+    if (serverId) found.set(id, serverId);
   }
   return found;
 }

@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, type Registry } from "prom-client";
+import { READ_KINDS } from "../drift/read.js";
 import { KINDS } from "../manifests/manifest.js";
 import { FAILURES, RESOURCE_STATUSES } from "../resources.js";
 import { VERSION } from "../version.js";
@@ -106,6 +107,16 @@ export function createMetrics(
       ["organization", "service"],
     ),
     pollTotal: counter("driftless_poll_total", "Alert and backup polls, by result.", ["result"]),
+    driftTotal: counter(
+      "driftless_drift_total",
+      "Drifts found by reads: a live object whose fields differ from what its manifest states, counted once when found.",
+      ["kind"],
+    ),
+    readTotal: counter(
+      "driftless_read_total",
+      "Reads of live objects (DRIFTLESS_READS=on), by kind and result: equal, drifted, missing or error.",
+      ["kind", "result"],
+    ),
     lastSuccess: gauge(
       "driftless_last_success_timestamp_seconds",
       "End time of the last reconcile pass in which every resource was in sync.",
@@ -132,6 +143,7 @@ export function createMetrics(
 
   for (const result of ["success", "error"]) metrics.reconcileTotal.inc({ result }, 0);
   for (const result of ["success", "error"]) metrics.pollTotal.inc({ result }, 0);
+  for (const kind of READ_KINDS) metrics.driftTotal.inc({ kind }, 0);
   for (const kind of RESOURCE_KINDS) {
     for (const status of RESOURCE_STATUSES) metrics.resources.set({ kind, status }, 0);
     for (const failure of FAILURES) metrics.resourcesFailed.set({ kind, failure }, 0);

@@ -319,17 +319,19 @@ describe("rule: an aborted waiter leaves nothing behind", () => {
 });
 
 describe("rule: waiters are served by priority, first come first served within one", () => {
-  it("serves change before retry before poll, each in the order it came", async () => {
+  it("serves change before retry before poll before read, each in the order it came", async () => {
     const budget = createBudget({ requests: 1, windowMs: 10 });
     const first = await budget.acquire("poll");
     const order: string[] = [];
     const queued: [Priority, string][] = [
+      ["read", "read-1"],
       ["poll", "poll-1"],
       ["retry", "retry-1"],
       ["change", "change-1"],
       ["poll", "poll-2"],
       ["change", "change-2"],
       ["retry", "retry-2"],
+      ["read", "read-2"],
     ];
     const waits = queued.map(([priority, name]) =>
       budget.acquire(priority).then((release) => {
@@ -342,7 +344,16 @@ describe("rule: waiters are served by priority, first come first served within o
     await vi.advanceTimersByTimeAsync(100);
     await Promise.all(waits);
 
-    expect(order).toEqual(["change-1", "change-2", "retry-1", "retry-2", "poll-1", "poll-2"]);
+    expect(order).toEqual([
+      "change-1",
+      "change-2",
+      "retry-1",
+      "retry-2",
+      "poll-1",
+      "poll-2",
+      "read-1",
+      "read-2",
+    ]);
   });
 });
 

@@ -1,0 +1,265 @@
+import { compare, type DriftField, READ_KINDS, type ReadTarget, readLive } from "../drift/index.js";
+import { messageOf } from "../errors.js";
+import { DRIFTLESS_ANNOTATIONS } from "../manifests/fields.js";
+import type { Manifest } from "../manifests/manifest.js";
+import { mapLimited } from "../map-limited.js";
+import type { PlatformClient } from "../platform/client.js";
+import { resourceId } from "../resources.js";
+import type { Logger } from "../telemetry/logger.js";
+import type { Metrics } from "../telemetry/metrics.js";
+import { DEFAULT_READ_CAPS, pickRound, type ReadCaps } from "./drift-schedule.js";
+
+/**
+ * The daemon's read rounds (DRIFTLESS_READS=on): on the poll schedule, each managed resource that the
+ * last pass left Synced is read (round-robin within the budget, drift-schedule.ts), compared with its
+ * manifest (drift/compare.ts), and what was found is kept for /status: when a read last found it
+ * equal, or how it drifted. A drift found is counted and told once (onDrift), and put back by the next
+ * write unless the manifest says `driftless/drift: report`. A read that fails is that resource's
+ * transient problem: logged and tried again next round, never a crash.
+ */
+
+/** What to do about a drift: the next write puts it back, or it is only reported. */
+export type DriftAction = "correct" | "report";
+
+/** A drift a read found. */
+export type Drift = {
+  kind: string;
+  name: string;
+  organization?: string;
+  fields: DriftField[];
+  action: DriftAction;
+  /** Why it is only reported, when it is. */
+  reportedBecause?: string;
+  foundAt: string;
+  requestId?: string;
+};
+
+/** What the reads know of one resource. */
+export type Verification = {
+  /** When a read last found the live object equal to the manifest. */
+  verifiedAt?: string;
+  drift?: Drift;
+  /** Why the last read failed, when it did. */
+  readError?: string;
+};
+
+/** The records of the state a read needs: a dashboard's tile ids, an endpoint's server id. */
+export type RecordFacts = {
+  tileIdsOf(dashboardName: string): Promise<Record<string, string> | undefined>;
+  serverIdOf(endpointName: string): Promise<string | undefined>;
+};
+
+export type DriftReaderDeps = RecordFacts & {
+  platform: PlatformClient;
+  metrics: Metrics;
+  logger: Logger;
+  /** A new drift was found (not one already told): notify, and ask for a write when it is corrected. */
+  onDrift?: (drift: Drift) => void;
+  /** A drift that was told is gone (put back by a write, or by someone else). */
+  onDriftGone?: (drift: Drift) => void;
+  caps?: ReadCaps;
+  /** Reads in flight at once; the budget still decides when each is sent. Default 4. */
+  concurrency?: number;
+  now?: () => Date;
+};
+
+/** A resource the last pass left Synced: its manifest, and when it was last applied. */
+export type SyncedResource = { manifest: Manifest; lastAppliedAt: string | undefined };
+
+const READABLE = new Set<string>(READ_KINDS);
+
+export class DriftReader {
+  private cursors = new Map<string, string>();
+  private found = new Map<string, Verification>();
+
+  constructor(private readonly deps: DriftReaderDeps) {}
+
+  /** What the reads know of resource `id` (`Kind/name`). */
+  verification(id: string): Verification | undefined {
+    return this.found.get(id);
+  }
+
+  /** Forgets everything (leadership lost: the next leader reads for itself). */
+  forget(): void {
+    this.found = new Map();
+    this.cursors = new Map();
+  }
+
+  /**
+   * A write re-sent resource `id` and the platform took it: its drift is put back. The next read
+   * verifies it.
+   */
+  corrected(id: string): void {
+    const known = this.found.get(id);
+    if (!known?.drift) return;
+    this.deps.logger.info({ resource: id, fields: known.drift.fields.map((f) => f.path) }, "drift corrected");
+    this.deps.onDriftGone?.(known.drift);
+    const { drift: _gone, ...rest } = known;
+    this.found.set(id, rest);
+  }
+
+  /**
+   * One round: reads this round's share of `synced`, compares, records; returns the resources whose
+   * drift is to be corrected (the drifts to correct found in this round, and those still not put back).
+   * `stillApplied(id, at)` tells
+   * whether the resource is still as applied at `at` when its answer is in: a pass that applied a new
+   * revision meanwhile makes the comparison moot (it would show git's own change as drift).
+   */
+  async round(
+    synced: readonly SyncedResource[],
+    stillApplied: (id: string, lastAppliedAt: string | undefined) => boolean,
+    signal?: AbortSignal,
+  ): Promise<string[]> {
+    const readable = synced
+      .filter(({ manifest }) => READABLE.has(manifest.kind))
+      .map((resource) => ({
+        ...resource,
+        kind: resource.manifest.kind,
+        name: resource.manifest.name,
+        organization: organizationOf(resource.manifest),
+      }));
+    const live = new Set(readable.map((r) => resourceId(r)));
+    for (const id of [...this.found.keys()])
+      if (!live.has(id) && !this.found.get(id)?.drift) this.found.delete(id);
+    const { picked, cursors } = pickRound(readable, this.cursors, this.deps.caps ?? DEFAULT_READ_CAPS);
+    this.cursors = cursors;
+    await mapLimited(picked, this.deps.concurrency ?? 4, async ({ manifest, lastAppliedAt }) => {
+      if (signal?.aborted) return;
+      await this.readOne(manifest, signal, (id) => stillApplied(id, lastAppliedAt));
+    });
+    const heal: string[] = [];
+    for (const { manifest } of picked) {
+      const id = resourceId(manifest);
+      if (this.found.get(id)?.drift?.action === "correct") heal.push(id);
+    }
+    return heal;
+  }
+
+  private async readOne(
+    manifest: Manifest,
+    signal: AbortSignal | undefined,
+    stillApplied: (id: string) => boolean,
+  ): Promise<void> {
+    const id = resourceId(manifest);
+    const { metrics, logger } = this.deps;
+    const kind = manifest.kind;
+    let target: ReadTarget;
+    let answer: Awaited<ReturnType<typeof readLive>>;
+    try {
+      target = await this.targetOf(manifest);
+      answer = await readLive(this.deps.platform, target, signal ? { signal } : {});
+    } catch (error) {
+      if (signal?.aborted) return;
+      metrics.readTotal.inc({ kind, result: "error" });
+      logger.warn({ resource: id, reason: messageOf(error) }, "read failed: tried again next round");
+      this.found.set(id, { ...this.found.get(id), readError: messageOf(error) });
+      return;
+    }
+    if (!answer || !stillApplied(id)) return;
+    const at = (this.deps.now?.() ?? new Date()).toISOString();
+    if (answer.live === undefined) {
+      metrics.readTotal.inc({ kind, result: "missing" });
+      const fields = [{ path: "(object)", want: "(exists)", have: null }];
+      return this.drifted(
+        manifest,
+        fields,
+        at,
+        answer.requestId,
+        "the platform no longer has it, and a write cannot create it again: recreate it, or remove its manifest",
+      );
+    }
+    const fields = compare(target, answer.live, await this.contextOf(manifest));
+    if (fields.length === 0) {
+      metrics.readTotal.inc({ kind, result: "equal" });
+      const before = this.found.get(id);
+      if (before?.drift) {
+        logger.info({ resource: id }, "drift gone: the live object is equal to the manifest again");
+        this.deps.onDriftGone?.(before.drift);
+      }
+      this.found.set(id, { verifiedAt: at });
+      return;
+    }
+    metrics.readTotal.inc({ kind, result: "drifted" });
+    const cannot =
+      kind === "ReversePrivateEndpoint"
+        ? "a reverse private endpoint cannot be updated: revert the change in the console, or create a replacement under a new manifest name"
+        : undefined;
+    this.drifted(manifest, fields, at, answer.requestId, cannot);
+  }
+
+  /** Records a drift; a new one (other fields or values than the one known) is counted, logged and told. */
+  private drifted(
+    manifest: Manifest,
+    fields: DriftField[],
+    at: string,
+    requestId: string | undefined,
+    cannotCorrect?: string,
+  ): void {
+    const id = resourceId(manifest);
+    const before = this.found.get(id);
+    const reportOnly = manifest.annotations[DRIFTLESS_ANNOTATIONS.drift] === "report";
+    const reportedBecause =
+      cannotCorrect ?? (reportOnly ? `its manifest says ${DRIFTLESS_ANNOTATIONS.drift}: report` : undefined);
+    const organization = organizationOf(manifest);
+    const drift: Drift = {
+      kind: manifest.kind,
+      name: manifest.name,
+      ...(organization ? { organization } : {}),
+      fields,
+      action: reportedBecause ? "report" : "correct",
+      ...(reportedBecause ? { reportedBecause } : {}),
+      foundAt: before?.drift && sameFields(before.drift.fields, fields) ? before.drift.foundAt : at,
+      ...(requestId ? { requestId } : {}),
+    };
+    const verifiedAt = before?.verifiedAt;
+    this.found.set(id, { ...(verifiedAt ? { verifiedAt } : {}), drift });
+    if (before?.drift && sameFields(before.drift.fields, fields)) return;
+    this.deps.metrics.driftTotal.inc({ kind: manifest.kind });
+    this.deps.logger.warn(
+      { resource: id, action: drift.action, fields: fields.map(shown), requestId },
+      drift.action === "correct"
+        ? "drift found: the live object was changed outside git; the next write puts it back"
+        : `drift found: the live object was changed outside git; reported, not corrected (${reportedBecause})`,
+    );
+    this.deps.onDrift?.(drift);
+  }
+
+  private async targetOf(manifest: Manifest): Promise<ReadTarget> {
+    if (manifest.kind !== "ReversePrivateEndpoint") return manifest as ReadTarget;
+    const serverId = await this.deps.serverIdOf(manifest.name);
+    return { kind: manifest.kind, spec: manifest.spec, serverId };
+  }
+
+  private async contextOf(manifest: Manifest) {
+    if (manifest.kind === "Dashboard") {
+      const tileIds = await this.deps.tileIdsOf(manifest.name);
+      return tileIds ? { tileIds } : {};
+    }
+    if (manifest.kind !== "DataPipe") return {};
+    const names = manifest.spec.source?.kafka?.reversePrivateEndpoints ?? [];
+    const ids = new Map<string, string | undefined>();
+    for (const name of names) ids.set(name, await this.deps.serverIdOf(name));
+    return { endpointId: (name: string) => ids.get(name) };
+  }
+}
+
+const organizationOf = (manifest: Manifest): string | undefined =>
+  "organizationId" in manifest.spec ? manifest.spec.organizationId : undefined;
+
+const sameFields = (a: readonly DriftField[], b: readonly DriftField[]) =>
+  JSON.stringify(a) === JSON.stringify(b);
+
+/** A drift field as logs and notifications show it. */
+export const shown = (field: DriftField) => ({ path: field.path, want: field.want, have: field.have });
+
+/** One line naming the fields and both values, for status messages and the page. */
+export function describeDrift(drift: Drift): string {
+  const fields = drift.fields
+    .map((f) => `${f.path}: git ${JSON.stringify(f.want)}, live ${JSON.stringify(f.have)}`)
+    .join("; ");
+  const next =
+    drift.action === "correct"
+      ? "the next write puts it back"
+      : `reported, not corrected: ${drift.reportedBecause ?? "report only"}`;
+  return `changed outside git (found ${drift.foundAt}): ${fields}; ${next}`;
+}
