@@ -1,10 +1,11 @@
 // Reads under the default rate budget (DRIFTLESS_READS=on), beside the writes' latency in the same run:
-// 1. a full round of reads of 1,000 and 10,000 resources of one management key: reads per poll round
-//    (the default poll schedule: every minute) and the time the round takes, beside the bound the
-//    budget sets (N reads at `requests` per `windowMs` + answer time);
-// 2. changes from git arriving during that round: the wait from the change to its request being sent,
-//    p50 / p99, with reads on and with reads off (the same arrivals), and with reads that leave one slot
-//    of the window to changes.
+// 1. a full round of reads of 1,000 and 10,000 resources of one management key, as the daemon's read
+//    rounds pick them (daemon/drift-schedule.js: round-robin, at most MANAGEMENT_READS_PER_ROUND per key
+//    per poll, four at once, at the budget's lowest priority): reads per poll round and the time until
+//    every resource was read once, beside the bound the budget sets;
+// 2. changes from git arriving meanwhile: the wait from the change to its request being sent, p50 /
+//    p99, with reads on and with reads off (the same arrivals), and with the round's reads spaced
+//    evenly over the poll period instead of sent at once.
 // The budget is driftless's own (platform/budget.js, MANAGEMENT_BUDGET) on a virtual clock: every timer
 // the budget arms is run in order at its time, so hours of rounds take seconds and every figure is the
 // same in every run. Each request's answer takes ANSWER_MS. The figure is the budget's part of the
@@ -12,10 +13,11 @@
 import { dist } from "./dist.mjs";
 
 const { createBudget, MANAGEMENT_BUDGET } = await dist("platform/budget.js");
+const { pickRound, DEFAULT_READ_CAPS } = await dist("daemon/drift-schedule.js");
 
 const ANSWER_MS = 150;
 const POLL_MS = 60_000;
-/** Resources read at once, as the engine runs its requests (its default concurrency). */
+/** Reads made at once within a round (the read rounds' default concurrency). */
 const READERS = 4;
 /** One change from git on average this often, at seeded random times (a busy team). */
 const CHANGE_EVERY_MS = 30_000;
@@ -75,42 +77,63 @@ const quantile = (values, q) => {
 };
 
 /**
- * One round: `reads` resources read (0: reads off) while the changes arrive at `arrivals`.
- * `reserve`: slots of the window the readers leave to changes (they wait while fewer are free).
- * @param {number} reads @param {number[]} arrivals @param {number} reserve
+ * Reads of `resources` (0: reads off) in the daemon's rounds, every POLL_MS until each was read once,
+ * while the changes arrive at `arrivals`. `spaced`: a round's reads start evenly over the poll period
+ * instead of all at once (four at a time).
+ * @param {number} resources @param {number[]} arrivals @param {boolean} spaced
  */
-async function round(reads, arrivals, reserve) {
+async function round(resources, arrivals, spaced) {
   const time = virtualTime();
   try {
     const budget = createBudget({ ...MANAGEMENT_BUDGET, monotonic: () => time.clock.now });
+    const readable = Array.from({ length: resources }, (_, i) => ({
+      kind: "ApiKey",
+      name: `r-${String(i).padStart(5, "0")}`,
+      organization: "one-key",
+    }));
     /** @type {number[]} */
     const readGrants = [];
     /** @type {number[]} */
     const changeWaits = [];
     let roundEnd = 0;
-    let next = 0;
-    // One reader at a time looks at the window and takes its grant, so that the slots left to
-    // changes are counted before the next reader looks.
-    /** @type {Promise<unknown>} */
-    let gate = Promise.resolve();
-    const take = () => {
-      const taken = gate.then(async () => {
-        while (reserve > 0 && budget.usage().used > MANAGEMENT_BUDGET.requests - 1 - reserve)
-          await time.sleep(100);
-        return budget.acquire("read");
-      });
-      gate = taken.catch(() => {});
-      return taken;
+    const read = async () => {
+      const release = await budget.acquire("read");
+      readGrants.push(time.clock.now);
+      await time.sleep(ANSWER_MS);
+      release();
+      if (readGrants.length === resources) roundEnd = time.clock.now;
     };
-    const reader = async () => {
-      while (next < reads) {
-        next++;
-        const release = await take();
-        readGrants.push(time.clock.now);
-        await time.sleep(ANSWER_MS);
-        release();
-        roundEnd = time.clock.now;
+    /** One poll's reads: the round's pick, four at once or spaced over the period. @param {number} count */
+    const poll = async (count) => {
+      if (spaced) {
+        await Promise.all(
+          Array.from({ length: count }, (_, i) => time.sleep((i * POLL_MS) / count).then(read)),
+        );
+        return;
       }
+      let next = 0;
+      const worker = async () => {
+        while (next < count) {
+          next++;
+          await read();
+        }
+      };
+      await Promise.all(Array.from({ length: READERS }, worker));
+    };
+    const polls = async () => {
+      /** @type {Map<string, string>} */
+      let cursors = new Map();
+      /** @type {Promise<void>[]} */
+      const rounds = [];
+      for (let picked = 0; picked < resources; ) {
+        const pick = pickRound(readable, cursors, DEFAULT_READ_CAPS);
+        cursors = pick.cursors;
+        const count = Math.min(pick.picked.length, resources - picked);
+        picked += count;
+        rounds.push(poll(count));
+        await time.sleep(POLL_MS);
+      }
+      await Promise.all(rounds);
     };
     /** @param {number} at */
     const change = async (at) => {
@@ -120,7 +143,7 @@ async function round(reads, arrivals, reserve) {
       await time.sleep(ANSWER_MS);
       release();
     };
-    const work = [...Array.from({ length: READERS }, reader), ...arrivals.map(change)];
+    const work = [polls(), ...arrivals.map(change)];
     await time.run();
     await Promise.all(work);
     return { readGrants, changeWaits, roundEnd };
@@ -153,20 +176,14 @@ const { requests, windowMs } = MANAGEMENT_BUDGET;
 const perRequestMs = (windowMs + ANSWER_MS) / requests;
 
 console.log(
-  `management budget: ${requests} requests per ${windowMs / 1000} s window (counted to the answer), answers in ${ANSWER_MS} ms, ${READERS} reads at once, poll every ${POLL_MS / 1000} s`,
+  `management budget: ${requests} requests per ${windowMs / 1000} s window (counted to the answer), answers in ${ANSWER_MS} ms; read rounds every ${POLL_MS / 1000} s of at most ${DEFAULT_READ_CAPS.management} reads per management key`,
 );
 console.log(
-  "| resources | reads | reads per poll round (min / median) | full round | change → request p50 / p99 | same changes, reads off |",
+  "| resources | reads | reads per poll round (min / median) | every resource read once | change → request p50 / p99 | same changes, reads off |",
 );
 console.log("|---|---|---|---|---|---|");
-/** How the readers use the budget: the slots of each window they leave to changes. */
-const POLICIES = [
-  { reserve: 0, label: "take every free slot" },
-  { reserve: 1, label: "leave 1 slot of 9" },
-  { reserve: 2, label: "leave 2 slots of 9" },
-];
 for (const resources of [1_000, 10_000]) {
-  // The changes arrive at one per CHANGE_EVERY_MS on average, from the round's start.
+  // The changes arrive at one per CHANGE_EVERY_MS on average, from the first round on.
   /** @type {number[]} */
   const arrivals = [];
   let at = 0;
@@ -176,21 +193,23 @@ for (const resources of [1_000, 10_000]) {
   }
   /** @param {number[]} waits */
   const waits = (waits) => `${quantile(waits, 0.5)} / ${quantile(waits, 0.99)} ms`;
-  const off = await round(0, arrivals, 0);
-  const bound = { perPoll: POLL_MS / perRequestMs, round: resources * perRequestMs };
+  const off = await round(0, arrivals, false);
+  const budgetBound = { perPoll: POLL_MS / perRequestMs, round: resources * perRequestMs };
+  const capBound = Math.ceil(resources / DEFAULT_READ_CAPS.management) * POLL_MS;
   console.log(
-    `| ${resources.toLocaleString("en")} | bound of the budget | ≤ ${bound.perPoll.toFixed(1)} | ≥ ${duration(bound.round)} | | |`,
+    `| ${resources.toLocaleString("en")} | bound: the budget alone / the rounds' cap | ≤ ${budgetBound.perPoll.toFixed(1)} / ${DEFAULT_READ_CAPS.management} | ≥ ${duration(budgetBound.round)} / ${duration(capBound)} | | |`,
   );
-  for (const { reserve, label } of POLICIES) {
-    const on = await round(resources, arrivals, reserve);
-    // Only the changes that arrived while the round was reading.
+  for (const spaced of [false, true]) {
+    const on = await round(resources, arrivals, spaced);
+    // Only the changes that arrived while reads were being made.
     const during = (/** @type {number[]} */ w) => w.filter((_, i) => (arrivals[i] ?? 0) < on.roundEnd);
     const polls = perPoll(on.readGrants, on.roundEnd);
+    const label = spaced ? "the same rounds, reads spaced over the minute" : "the daemon's rounds, 4 at once";
     console.log(
       `| ${resources.toLocaleString("en")} | ${label} | ${polls.min} / ${polls.median} | ${duration(on.roundEnd)} | ${waits(during(on.changeWaits))} | ${waits(during(off.changeWaits))} |`,
     );
   }
 }
 console.log(
-  `${CHANGES} changes from git per run, one per ${CHANGE_EVERY_MS / 1000} s on average (seeded); the waits are those of the changes that arrived while the round was reading, and the same changes with reads off.`,
+  `${CHANGES} changes from git per run, one per ${CHANGE_EVERY_MS / 1000} s on average (seeded); the waits are those of the changes that arrived while reads were being made, and of the same changes with reads off.`,
 );
