@@ -29,6 +29,19 @@ const pipe = `${header("DataPipe", "customers")}  organizationId: ${ids.organiza
       settings: {syncIntervalSeconds: 30}
 `;
 
+const dashboard = `${header("Dashboard", "overview")}  dashboardId: ${ids.dashboardId}
+  name: Platform overview
+  tiles:
+    - key: lag
+      id: "${ids.tileIds[0]}"
+      name: Ingest lag
+      x: 0
+      y: 0
+      w: 6
+      h: 3
+      series: [{type: time, sourceId: "${ids.sourceIds[0]}", aggFn: count, where: "kind:lag", groupBy: [service]}]
+`;
+
 describe("plan with reads on", () => {
   let world: EngineWorld;
   const view = (report: Awaited<ReturnType<EngineWorld["plan"]>>, id: string) =>
@@ -115,6 +128,30 @@ describe("plan with reads on", () => {
     expect(shown?.changes).toEqual([
       { path: "description", from: "edited in the console", to: "orders MSK", op: "set", outsideGit: true },
     ]);
+  });
+
+  it("sends a dashboard whole again when a tile was changed in the console, the tile marked", async () => {
+    await world.write("dashboard.yaml", dashboard);
+    expect((await world.apply({}, { reads: true })).ok).toBe(true);
+    world.sim.consoleEdit(
+      { collection: "dashboards", id: ids.dashboardId, tileId: ids.tileIds[0] },
+      { name: "Renamed tile" },
+    );
+
+    const report = await world.plan({ reads: true });
+
+    const shown = view(report, "Dashboard/overview");
+    expect(shown?.request?.method).toBe("PUT");
+    const tiles = shown?.request?.body as { tiles: Array<{ id: string; name: string }> };
+    expect(tiles.tiles.map((t) => [t.id, t.name])).toEqual([[ids.tileIds[0], "Ingest lag"]]);
+    expect(JSON.stringify(shown?.request?.body)).not.toContain("outside git");
+    expect(shown?.changes).toContainEqual({
+      path: "tiles[lag].name",
+      from: "Renamed tile",
+      to: "Ingest lag",
+      op: "set",
+      outsideGit: true,
+    });
   });
 
   it("notes a read that failed and plans the rest", async () => {
