@@ -172,3 +172,31 @@ describe("plan with reads on", () => {
     expect(view(report, "Organization/acme")?.outcome).toBe("send");
   });
 });
+
+describe("apply with reads on", () => {
+  let world: EngineWorld;
+  beforeEach(async () => {
+    world = await startEngineWorld({ simulator: { contract: "full" } });
+  });
+  afterEach(() => world.close());
+
+  it("sends back what plan showed as changed outside git, and then plans nothing", async () => {
+    await world.write("org.yaml", org);
+    await world.apply({}, { reads: true });
+    const live = world.sim.state.organizations[0];
+    if (live) live.name = "Renamed in the console";
+    world.sim.clearRequests();
+
+    const planned = await world.plan({ reads: true });
+    const applied = await world.apply({}, { reads: true });
+    const after = await world.plan({ reads: true });
+
+    const body = planned.resources.find((r) => r.kind === "Organization")?.request?.body;
+    expect(body).toEqual({ name: "Acme Analytics" });
+    expect(applied.ok).toBe(true);
+    expect(world.writes().map((r) => r.body)).toEqual([body]);
+    expect(world.sim.state.organizations[0]?.name).toBe("Acme Analytics");
+    expect(after.resources.find((r) => r.kind === "Organization")?.outcome).toBe("none");
+    expect(after.reads).toEqual({ drifted: 0, unread: 0 });
+  });
+});

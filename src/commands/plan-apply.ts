@@ -143,7 +143,7 @@ function readsNotice({ drifted, unread }: { drifted: number; unread: number }): 
   const found =
     drifted === 0
       ? "the live objects were read: none was changed outside git"
-      : `the live objects were read: ${drifted} resource(s) changed outside git, shown as the changes that put git's values back (the daemon's next write sends them)`;
+      : `the live objects were read: ${drifted} resource(s) changed outside git, shown as the changes that put git's values back (an apply, or the daemon's next write, sends them)`;
   return unread === 0 ? found : `${found}; ${unread} could not be read (see their notes)`;
 }
 
@@ -192,7 +192,12 @@ export async function applyCommand(config: Config, options: PlanApplyOptions, io
       const reconciler = createReconciler({
         ...engineDeps(config, io, logger, store),
         send: platform.send,
-        ...(config.reads === "on" ? { read: createReader(platform.client) } : {}),
+        ...(config.reads === "on"
+          ? {
+              read: createReader(platform.client),
+              live: (target: ReadTarget) => readLive(platform.client, target),
+            }
+          : {}),
         managementKeyId: platform.managementKeyId,
         credentialVersion: platform.credentialVersion,
         onResource,

@@ -122,6 +122,7 @@ async function applyPass(deps: EngineDeps, options: ApplyOptions, memory: Memory
     { manifests: pass.set.manifests.length, problems: pass.set.problems.length },
     "reconcile pass started",
   );
+  if (deps.live) await readAndFold(deps, deps.live, pass, log);
   const effects = applyEffects(deps, pass, options.signal);
   const now = deps.now?.() ?? new Date();
   deps.suspension?.sync(pass.state);
@@ -150,6 +151,19 @@ async function applyPass(deps: EngineDeps, options: ApplyOptions, memory: Memory
   await effects.saved();
   remember(memory, phases.outcomes, effects, pass);
   return finishPass(pass, statuses, log, deps);
+}
+
+/**
+ * Reads each managed object and lays what was changed outside git over its record, so that the pass
+ * sends it back (plan-drift.ts); a read that fails leaves its resource as with reads off.
+ */
+async function readAndFold(deps: EngineDeps, live: LiveReader, pass: Pass, log: Logger): Promise<void> {
+  const { manifests } = pass.set;
+  const findings = await readDrift(manifests, pass.state, live, deps.concurrency ?? 4);
+  foldAll(manifests, pass.state, findings);
+  const { drifted, unread } = driftCounts(findings);
+  if (drifted + unread > 0)
+    log.info({ drifted, unread }, "live objects read: what changed outside git is sent back");
 }
 
 /**

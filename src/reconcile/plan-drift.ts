@@ -25,7 +25,10 @@ export type DriftFinding = { fields: DriftField[]; live: unknown } | { gone: tru
 /** Marks a dashboard's applied form as differing, so that its PUT (which sends every tile) is planned. */
 const OUTSIDE_GIT = "(changed outside git)";
 
-/** Reads every managed object a read can see, a few at once: what each read found, by resource. */
+/**
+ * Reads every managed object a read can see and driftless applied before, a few at once: what each
+ * read found, by resource.
+ */
 export async function readDrift(
   manifests: readonly Manifest[],
   state: State,
@@ -37,6 +40,8 @@ export async function readDrift(
   const findings = new Map<string, DriftFinding>();
   await mapLimited(manifests, concurrency, async (manifest) => {
     const record = state.resources[manifestId(manifest)];
+    // Never applied: there is nothing of driftless's to compare, and everything is sent anyway.
+    if (!record?.appliedAt) return;
     const target: ReadTarget = { ...manifest, serverId: record?.serverId };
     try {
       const answer = await read(target);

@@ -12,6 +12,7 @@ import type { State, StateStore } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import type { Step } from "./decide.js";
+import type { LiveReader } from "./plan-drift.js";
 import type { Reader, Sender } from "./send.js";
 
 export type { PassResult, ResourceStatus };
@@ -61,6 +62,11 @@ export type EngineDeps = {
    * drift). Absent: nothing is ever read.
    */
   read?: Reader;
+  /**
+   * With reads on, for `apply`: reads each managed object before the pass, and what was changed outside
+   * git is sent back in it, as `plan` shows (plan-drift.ts). The daemon reads in its own rounds instead.
+   */
+  live?: LiveReader;
   secrets: SecretSources;
   logger: Logger;
   /** When given, the pass records its metrics (leave it out when the caller records PassResult itself). */

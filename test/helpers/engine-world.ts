@@ -109,7 +109,12 @@ export async function startEngineWorld(
           manifests,
           store,
           send: platform.send,
-          ...(wiring.reads ? { read: createReader(platform.client) } : {}),
+          ...(wiring.reads
+            ? {
+                read: createReader(platform.client),
+                live: (target: ReadTarget) => readLive(platform.client, target),
+              }
+            : {}),
           secrets: { env, secretsDir },
           logger,
           managementKeyId: platform.managementKeyId,
