@@ -102,6 +102,7 @@ describe("the status page", () => {
     await page.waitForSelector("#resources tbody tr");
     const summary = await page.textContent("#summary");
     const banner = await page.textContent("#suspended");
+    const reads = await page.textContent("#reads");
     const all = await rowsOf(page, "resources");
     const watches = await rowsOf(page, "watches");
     const budget = await rowsOf(page, "budget");
@@ -125,6 +126,10 @@ describe("the status page", () => {
     expect(summary).toContain("leader");
     expect(summary).toMatch(/last pass \d+s ago/);
     expect(banner).toContain(`: ${HOSTILE_REASON}. Nothing is sent until driftless resume.`);
+    expect(reads).toContain(
+      "Reads are off (DRIFTLESS_READS): Synced means the platform accepted what git says",
+    );
+    expect(all.find((row) => row[1] === "ci-deployer")?.[6]).toBe("not read");
     expect(all.map((row) => row.slice(0, 3))).toEqual(
       expect.arrayContaining([
         ["ApiKey", "ci-deployer", "Suspended"],

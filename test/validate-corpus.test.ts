@@ -23,7 +23,7 @@ const expected: Record<string, string[]> = {
     "bomb.yaml:1:1  BackupWatch/backups  too many aliases (more than 100): Excessive alias count indicates a resource exhaustion attack",
   ],
   "bad-annotation": [
-    "key.yaml:6:23  ApiKey/ci  metadata.annotations.driftless/suspnd: unknown driftless annotation; known: driftless/suspend, driftless/previous-name",
+    "key.yaml:6:23  ApiKey/ci  metadata.annotations.driftless/suspnd: unknown driftless annotation; known: driftless/suspend, driftless/previous-name, driftless/drift",
     'key.yaml:18:24  ApiKey/deployer  metadata.annotations.driftless/suspend: must be "true" or "false"',
   ],
   "bad-cidr": [

@@ -237,18 +237,32 @@ function createPolls(
   }
   // A round already running answers a new request too: the first round after the first pass and
   // daemon.poll() are not croner's, whose `protect` only keeps the schedule from overlapping itself.
-  // Read rounds run beside the alert and backup polls, never in their way: their reads wait last.
-  const poll = async () => {
+  const alerts = () => {
     polling ??= round().finally(() => {
       polling = undefined;
     });
-    reading ??= readRound().finally(() => {
-      reading = undefined;
-    });
-    await Promise.all([polling, reading]);
+    return polling;
   };
-  const pollSafely = () =>
-    poll().catch((error) => logger.warn({ err: error, reason: messageOf(error) }, "poll round failed"));
+  // Read rounds run beside the alert and backup polls, never in their way: a read round that outlasts
+  // a poll period (its reads wait last in the budget) is joined, not started again, and the schedule's
+  // next alert round does not wait for it.
+  const reads = () => {
+    reading ??= readRound()
+      .catch((error) => logger.warn({ err: error, reason: messageOf(error) }, "read round failed"))
+      .finally(() => {
+        reading = undefined;
+      });
+    return reading;
+  };
+  const poll = async () => {
+    await Promise.all([alerts(), reads()]);
+  };
+  const pollSafely = () => {
+    void reads();
+    return alerts().catch((error) =>
+      logger.warn({ err: error, reason: messageOf(error) }, "poll round failed"),
+    );
+  };
   return {
     poll,
     pollSafely,
