@@ -11,6 +11,7 @@ const repo = fileURLToPath(new URL("..", import.meta.url));
  *   "commands/platform.js": typeof import("../src/commands/platform.js"),
  *   "config.js": typeof import("../src/config.js"),
  *   "daemon/daemon.js": typeof import("../src/daemon/daemon.js"),
+ *   "daemon/drift-schedule.js": typeof import("../src/daemon/drift-schedule.js"),
  *   "leader/leadership.js": typeof import("../src/leader/leadership.js"),
  *   "manifests/load.js": typeof import("../src/manifests/load.js"),
  *   "platform/budget.js": typeof import("../src/platform/budget.js"),

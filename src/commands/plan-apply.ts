@@ -1,10 +1,12 @@
 import type { Config } from "../config.js";
+import { type ReadTarget, readLive } from "../drift/index.js";
 import { parseDuration } from "../duration.js";
 import { escapeJson, escapeLine } from "../escape.js";
 import type { Problem } from "../manifests/problem.js";
 import { exitCodeOf, formatView, renderPlan, summarize } from "../plan/render.js";
 import { type PlanView, relabelView } from "../plan/view.js";
 import { createReconciler, planPass } from "../reconcile/engine.js";
+import { createReader } from "../reconcile/send.js";
 import type { EngineDeps, ResourceOutcome } from "../reconcile/types.js";
 import type { NextStep, PassResult } from "../resources.js";
 import { planAgainstBase } from "../review/base-plan.js";
@@ -48,6 +50,8 @@ export type PlanDocument = {
   base?: { ref: string; revision?: string; folder?: string };
   firstContact?: boolean;
   secrets: "read" | "skip" | "reference";
+  /** With reads on: how many live objects differ from git, and how many could not be read. */
+  reads?: { drifted: number; unread: number };
   notices: string[];
   problems: Problem[];
   resources: PlanView[];
@@ -96,28 +100,51 @@ export async function planCommand(config: Config, options: PlanOptions, io: Io):
   const store = createStateStore(config, { logger, readOnly: true });
   const skip = options.secrets === "skip";
   try {
-    const report = await planPass(engineDeps(config, io, logger, store), {
-      ...(options.allowCreate ? { allowCreate: options.allowCreate } : {}),
-      ...(skip ? { desired: withoutSecretValues } : {}),
-    });
-    const notices = [
-      ...(report.stateEmpty ? [FIRST_CONTACT] : []),
-      ...(skip ? [SECRETS_SKIPPED] : []),
-      ...(config.reads === "on" ? [] : [NOT_READ]),
-    ];
-    const doc: PlanDocument = {
-      mode: "state",
-      ...(report.revision ? { revision: report.revision } : {}),
-      firstContact: report.stateEmpty,
-      secrets: skip ? "skip" : "read",
-      notices,
-      problems: report.problems,
-      resources: skip ? report.resources.map((view) => relabelView(view, NOT_COMPARED)) : report.resources,
-    };
-    return printPlan(doc, options.output, io, "driftless plan");
+    const platform =
+      config.reads === "on" ? await createPlatform(config, { logger, warn: io.err }) : undefined;
+    try {
+      const report = await planPass(
+        {
+          ...engineDeps(config, io, logger, store),
+          ...(platform ? { read: createReader(platform.client) } : {}),
+        },
+        {
+          ...(options.allowCreate ? { allowCreate: options.allowCreate } : {}),
+          ...(skip ? { desired: withoutSecretValues } : {}),
+          ...(platform ? { live: (target: ReadTarget) => readLive(platform.client, target) } : {}),
+        },
+      );
+      const notices = [
+        ...(report.stateEmpty ? [FIRST_CONTACT] : []),
+        ...(skip ? [SECRETS_SKIPPED] : []),
+        ...(report.reads ? [readsNotice(report.reads)] : [NOT_READ]),
+      ];
+      const doc: PlanDocument = {
+        mode: "state",
+        ...(report.revision ? { revision: report.revision } : {}),
+        firstContact: report.stateEmpty,
+        secrets: skip ? "skip" : "read",
+        ...(report.reads ? { reads: report.reads } : {}),
+        notices,
+        problems: report.problems,
+        resources: skip ? report.resources.map((view) => relabelView(view, NOT_COMPARED)) : report.resources,
+      };
+      return printPlan(doc, options.output, io, "driftless plan");
+    } finally {
+      await platform?.close();
+    }
   } finally {
     await store.close();
   }
+}
+
+/** What plan says of its reads: how many live objects differ from git, and how many were not read. */
+function readsNotice({ drifted, unread }: { drifted: number; unread: number }): string {
+  const found =
+    drifted === 0
+      ? "the live objects were read: none was changed outside git"
+      : `the live objects were read: ${drifted} resource(s) changed outside git, shown as the changes that put git's values back (an apply, or the daemon's next write, sends them)`;
+  return unread === 0 ? found : `${found}; ${unread} could not be read (see their notes)`;
 }
 
 export type PlanBaseOptions = { manifests: string; base: string; output: PlanOutputFormat };
@@ -165,6 +192,12 @@ export async function applyCommand(config: Config, options: PlanApplyOptions, io
       const reconciler = createReconciler({
         ...engineDeps(config, io, logger, store),
         send: platform.send,
+        ...(config.reads === "on"
+          ? {
+              read: createReader(platform.client),
+              live: (target: ReadTarget) => readLive(platform.client, target),
+            }
+          : {}),
         managementKeyId: platform.managementKeyId,
         credentialVersion: platform.credentialVersion,
         onResource,

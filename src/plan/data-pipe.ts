@@ -5,7 +5,16 @@ import type { ResourceRecord } from "../state/store.js";
 import { diffPatch, patchPlan, resendName } from "./patch.js";
 import { appliedRecord } from "./record.js";
 import { liveAfter, ownedAfter, threeWay } from "./three-way.js";
-import type { KindPlanner, PlanContext, ResourcePlan, SpecOf } from "./types.js";
+import type {
+  KindPlanner,
+  LiveFinding,
+  LiveInput,
+  LiveRead,
+  PlanContext,
+  ReadOutcome,
+  ResourcePlan,
+  SpecOf,
+} from "./types.js";
 import { isPlainObject, member, omit } from "./values.js";
 
 /**
@@ -84,6 +93,30 @@ function withMappings(
   return { ...answer, source: { ...source, postgres: { ...postgres, [LIST]: tableMappings } } };
 }
 
+/**
+ * With reads on, the read that tells a postgres pipe's live table mappings before any set is computed:
+ * at first contact, and whenever the manifest lists a mapping the last-seen list lacks (it may have been
+ * added in the console since; a mapping found live is never claimed).
+ */
+function listRead({ spec, record }: LiveInput<"DataPipe">): LiveRead | undefined {
+  const desired = spec.source?.postgres?.[LIST];
+  if (!desired) return undefined;
+  const live = liveMappings(record);
+  const liveKeys = new Set((live ?? []).map(tableMappingKey));
+  if (live && desired.every((m) => liveKeys.has(tableMappingKey(m)))) return undefined;
+  const { organizationId, serviceId, dataPipeId } = spec;
+  return { route: "getDataPipe", params: { organizationId, serviceId, dataPipeId }, body: undefined };
+}
+
+/** The record with the live mappings the pipe's read answered (nothing else of it: it may hold credentials). */
+function fromRead({ kind, name, record }: LiveInput<"DataPipe">, read: ReadOutcome): LiveFinding {
+  if ("error" in read) return { why: read.error };
+  const live = liveMappings({ kind, name, observed: isPlainObject(read.answer) ? read.answer : {} });
+  if (!live) return { why: `the pipe's answer has no source.postgres.${LIST} list` };
+  const base = record ?? { kind, name };
+  return { record: { ...base, observed: withMappings(base.observed ?? {}, live) } };
+}
+
 export const dataPipePlanner: KindPlanner<"DataPipe"> = {
   phase: "dependents",
 
@@ -160,4 +193,7 @@ export const dataPipePlanner: KindPlanner<"DataPipe"> = {
       ...(mappings ? { owned: { ...record?.owned, [LIST]: nextOwned } } : {}),
     });
   },
+
+  liveRead: listRead,
+  fromRead,
 };

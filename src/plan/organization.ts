@@ -3,7 +3,7 @@ import type { ResourceRecord } from "../state/store.js";
 import { diffPatch, patchPlan, resendName } from "./patch.js";
 import { appliedRecord } from "./record.js";
 import { liveAfter, ownedAfter, threeWay } from "./three-way.js";
-import type { KindPlanner, SpecOf } from "./types.js";
+import type { KindPlanner, LiveFinding, LiveInput, LiveRead, ReadOutcome, SpecOf } from "./types.js";
 import { isPlainObject, member, omit } from "./values.js";
 
 /**
@@ -28,6 +28,28 @@ function liveList(record: ResourceRecord | undefined): Entry[] | undefined {
   return list
     .filter(isPlainObject)
     .map((e) => ({ id: String(e.id), description: String(e.description ?? "") }));
+}
+
+/**
+ * With reads on, the read that tells the live list before any set is computed: at first contact, and
+ * whenever the manifest lists an entry the last-seen list lacks (it may have been added in the console
+ * since; an entry found live is never claimed). None while every desired entry was seen live.
+ */
+function listRead({ spec, record }: LiveInput<"Organization">): LiveRead | undefined {
+  const desired = spec[LIST];
+  if (!desired) return undefined;
+  const live = new Set((liveList(record) ?? []).map(keyOf));
+  if (liveList(record) && desired.every((entry) => live.has(keyOf(entry)))) return undefined;
+  return { route: "getOrganization", params: { organizationId: spec.organizationId }, body: undefined };
+}
+
+/** The record with the live list the organization's read answered. */
+function fromRead({ kind, name, record }: LiveInput<"Organization">, read: ReadOutcome): LiveFinding {
+  if ("error" in read) return { why: read.error };
+  const list = liveList({ kind, name, observed: isPlainObject(read.answer) ? read.answer : {} });
+  if (!list) return { why: `the organization's answer has no ${LIST} list` };
+  const base = record ?? { kind, name };
+  return { record: { ...base, observed: { ...base.observed, [LIST]: list } } };
 }
 
 export const organizationPlanner: KindPlanner<"Organization"> = {
@@ -81,4 +103,7 @@ export const organizationPlanner: KindPlanner<"Organization"> = {
       owned: { ...record?.owned, [LIST]: nextOwned },
     });
   },
+
+  liveRead: listRead,
+  fromRead,
 };

@@ -4,7 +4,16 @@ import { dashboardPlanner } from "./dashboard.js";
 import { dataPipePlanner } from "./data-pipe.js";
 import { organizationPlanner } from "./organization.js";
 import { reversePrivateEndpointPlanner } from "./reverse-private-endpoint.js";
-import type { KindPlanner, Phase, PlanInput, ResourcePlan } from "./types.js";
+import type {
+  KindPlanner,
+  LiveFinding,
+  LiveInput,
+  LiveRead,
+  Phase,
+  PlanInput,
+  ReadOutcome,
+  ResourcePlan,
+} from "./types.js";
 
 /** Watches send nothing: the daemon polls them. Their plan is always "nothing to apply". */
 function watchPlanner<K extends "AlertWatch" | "BackupWatch">(): KindPlanner<K> {
@@ -52,4 +61,14 @@ export function recordResult<K extends Kind>(
   at: string,
 ) {
   return plannerOf<K>(input.kind).record(input, plan, result, at);
+}
+
+/** With reads on: what to read of a resource before planning it, if anything. */
+export function liveReadOf<K extends Kind>(input: LiveInput<K>): LiveRead | undefined {
+  return plannerOf<K>(input.kind).liveRead?.(input);
+}
+
+/** What a read made before planning tells the plan of a resource. */
+export function findingOf<K extends Kind>(input: LiveInput<K>, read: ReadOutcome): LiveFinding {
+  return plannerOf<K>(input.kind).fromRead?.(input, read) ?? { why: "nothing to learn from a read" };
 }

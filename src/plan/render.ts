@@ -32,8 +32,13 @@ const PLACEHOLDER =
 const show = (value: unknown): string =>
   typeof value === "string" && PLACEHOLDER.test(value) ? value : JSON.stringify(value);
 
-/** One diff line: `path: old -> new`, `+ path: entry`, `- path: entry`. */
+/** One diff line: `path: old -> new`, `+ path: entry`, `- path: entry`; marked when made outside git. */
 export function formatChange(change: Change): string {
+  const line = diffLine(change);
+  return change.outsideGit ? `${line}  (changed outside git)` : line;
+}
+
+function diffLine(change: Change): string {
   if (change.op === "add")
     return `+ ${change.path}: ${show(change.to)}${"from" in change ? ` (was ${show(change.from)})` : ""}`;
   if (change.op === "remove") return `- ${change.path}: ${show(change.from)}`;

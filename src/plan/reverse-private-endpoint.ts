@@ -3,13 +3,25 @@ import { resourceId } from "../resources.js";
 import type { ResourceRecord } from "../state/store.js";
 import { diffPatch } from "./patch.js";
 import { appliedRecord } from "./record.js";
-import type { Change, KindPlanner, PlanInput, ResourcePlan, SpecOf } from "./types.js";
-import { member, omit } from "./values.js";
+import type {
+  Change,
+  KindPlanner,
+  LiveFinding,
+  LiveInput,
+  LiveRead,
+  PlanInput,
+  ReadOutcome,
+  ResourcePlan,
+  Settlement,
+  SpecOf,
+} from "./types.js";
+import { isPlainObject, member, omit } from "./values.js";
 
 /**
- * The `createReversePrivateEndpoint` route, once. There is no update (nor GET) for an endpoint, so the
- * server id is remembered, a later change of its fields is reported and never sent, and a create whose
- * outcome is unknown is never repeated without an operator's word.
+ * The `createReversePrivateEndpoint` route, once. There is no update for an endpoint (and no read in the
+ * minimal contract), so the server id is remembered, a later change of its fields is reported and never
+ * sent, and a create whose outcome is unknown is never repeated without an operator's word, or, with
+ * reads on, without the list of the service's endpoints showing that it made nothing.
  */
 
 /** The status value the API shows for a usable endpoint. */
@@ -39,6 +51,52 @@ export function unknownCreateMessage(kind: string, name: string, startedAt: stri
 }
 
 type Input = PlanInput<"ReversePrivateEndpoint">;
+
+/**
+ * With reads on, the list that settles a create whose outcome is unknown: the endpoints of its service.
+ * None when there is nothing to settle (no intent, already created, or adopted by spec.id).
+ */
+function settleRead({ spec, record }: LiveInput<"ReversePrivateEndpoint">): LiveRead | undefined {
+  if (!record?.intent || record.serverId || spec.id) return undefined;
+  const params = { organizationId: spec.organizationId, serviceId: spec.serviceId };
+  return { route: "listReversePrivateEndpoints", params, body: undefined };
+}
+
+/** A listed endpoint equals what the manifest creates: its type, the type's fields and its description. */
+function matches(fields: CreateReversePrivateEndpointBody, live: Record<string, unknown>): boolean {
+  return Object.entries(fields).every(([field, value]) => {
+    const listed = live[field];
+    // The platform may answer a description it was sent as "" as null, or leave it out.
+    if (field === "description") return (listed ?? "") === value;
+    return listed === value;
+  });
+}
+
+/**
+ * What the list of the service's endpoints says of a create whose answer was lost. `taken`: the ids
+ * other resources already recorded, which cannot be this one's. Found only when exactly one endpoint
+ * matches; absent only when the list was read and none does.
+ */
+export function settle(
+  spec: SpecOf<"ReversePrivateEndpoint">,
+  listed: unknown,
+  taken: ReadonlySet<string>,
+): Settlement {
+  if (!Array.isArray(listed)) return { state: "unclear", reason: "the answer was not a list" };
+  const fields = requestFields(spec);
+  const found = listed
+    .filter(isPlainObject)
+    .filter((live) => typeof live.id === "string" && live.id !== "" && !taken.has(live.id))
+    .filter((live) => matches(fields, live));
+  const [only] = found;
+  if (found.length === 0) return { state: "absent" };
+  if (found.length > 1 || !only)
+    return {
+      state: "unclear",
+      reason: `${found.length} endpoints of the service match the manifest (${found.map((e) => String(e.id)).join(", ")}), so the list cannot tell which one the create made`,
+    };
+  return { state: "found", id: String(only.id), live: only };
+}
 
 /** The endpoint the manifest names by `spec.id` is recorded, never created. */
 function adoptPlan({ kind, name, record }: Input, adopt: string): ResourcePlan {
@@ -74,10 +132,47 @@ function createdPlan({ kind, name, spec }: Input, record: ResourceRecord, server
   return { kind, name, outcome: "none", reason: `created as ${serverId}${shown}`, changes: [] };
 }
 
-/** An endpoint not created yet: its POST, unless an earlier create's outcome is unknown. */
-function createPlan({ kind, name, spec, record, context }: Input): ResourcePlan {
-  if (record?.intent && !context.allowCreate) {
-    const reason = unknownCreateMessage(kind, name, record.intent.startedAt);
+/** The endpoint a create with a lost answer made, found in the service's list: its id is recorded. */
+function foundPlan(
+  { kind, name }: Input,
+  startedAt: string,
+  id: string,
+  live: Record<string, unknown>,
+): ResourcePlan {
+  return {
+    kind,
+    name,
+    outcome: "adopt",
+    reason: `the create sent at ${startedAt} did create it: found as ${id} in the list of the service's endpoints; its id is recorded, nothing is sent again`,
+    changes: [{ path: "id", to: id, op: "set" }],
+    adoptId: id,
+    adoptLive: live,
+  };
+}
+
+/** Why a new create is sent: the operator allowed it, or the list showed the earlier one made nothing. */
+function createReason({ record, context }: Input): string {
+  if (!record?.intent) return "not created yet";
+  if (context.allowCreate) return "new create attempt allowed by the operator";
+  return `the create sent at ${record.intent.startedAt} did not create it (no endpoint of the service matches): created again`;
+}
+
+/**
+ * An endpoint not created yet: its POST, unless an earlier create's outcome is unknown. With reads on,
+ * the list of the service's endpoints settles that outcome: found, its id is recorded (even when the
+ * operator allowed a new attempt: a second endpoint is never what they meant); absent, it is created again.
+ */
+function createPlan(input: Input): ResourcePlan {
+  const { kind, name, spec, record, context } = input;
+  const { settled } = context;
+  if (record?.intent && settled?.state === "found")
+    return foundPlan(input, record.intent.startedAt, settled.id, settled.live);
+  if (record?.intent && !context.allowCreate && settled?.state !== "absent") {
+    const unclear =
+      settled?.state === "unclear"
+        ? `; listing the service's endpoints did not settle it: ${settled.reason}`
+        : "";
+    const reason = unknownCreateMessage(kind, name, record.intent.startedAt) + unclear;
     return { kind, name, outcome: "unknown", reason, changes: [] };
   }
   const fields = requestFields(spec);
@@ -86,7 +181,7 @@ function createPlan({ kind, name, spec, record, context }: Input): ResourcePlan 
     kind,
     name,
     outcome: "send",
-    reason: record?.intent ? "new create attempt allowed by the operator" : "not created yet",
+    reason: createReason(input),
     request: {
       route: "createReversePrivateEndpoint",
       params: { organizationId: spec.organizationId, serviceId: spec.serviceId },
@@ -115,10 +210,18 @@ export const reversePrivateEndpointPlanner: KindPlanner<"ReversePrivateEndpoint"
       { kind, name, record: rest },
       requestFields(spec),
       at,
-      adopted ? undefined : result,
+      adopted ? plan.adoptLive : result,
       {
         ...(typeof serverId === "string" && serverId !== "" ? { serverId } : {}),
       },
     );
   },
+
+  liveRead: settleRead,
+  fromRead: ({ spec, taken }: LiveInput<"ReversePrivateEndpoint">, read: ReadOutcome): LiveFinding => ({
+    settled:
+      "error" in read
+        ? { state: "unclear", reason: `the list could not be read (${read.error})` }
+        : settle(spec, read.answer, taken),
+  }),
 };

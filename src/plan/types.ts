@@ -14,6 +14,9 @@ export type PlannedRequest<N extends RouteName = RouteName> = {
   [R in N]: { route: R; params: Params[R]; body: Bodies[R] };
 }[N];
 
+/** A read the engine makes before planning, with reads on: a live list, or a service's endpoints. */
+export type LiveRead = PlannedRequest<"getOrganization" | "getDataPipe" | "listReversePrivateEndpoints">;
+
 /** A manifest's spec with every `{fromEnv}` / `{fromFile}` reference resolved into a Secret. */
 export type Resolved<T> = T extends SecretRef
   ? Secret
@@ -36,6 +39,8 @@ export type Change = {
   to?: unknown;
   /** `add` / `remove` of a three-way list entry; `set` otherwise. */
   op: "set" | "add" | "remove";
+  /** With reads on: the live value was changed outside git, and this change sends git's back. */
+  outsideGit?: true;
 };
 
 /**
@@ -60,6 +65,8 @@ export type ResourcePlan = {
   followUp?: string;
   /** For `adopt`: the server id to record. */
   adoptId?: string;
+  /** For `adopt`: the live object a read found, recorded as the last answer. */
+  adoptLive?: Record<string, unknown>;
 };
 
 /** The state of a reverse private endpoint as a pipe that names it sees it. */
@@ -80,7 +87,22 @@ export type PlanContext = {
   endpoint(name: string): EndpointRef;
   /** The operator allowed a new create attempt of this resource (an earlier one's outcome is Unknown). */
   allowCreate: boolean;
+  /**
+   * With reads on, what the list of the service's endpoints says of a create whose outcome is unknown
+   * (reverse-private-endpoint.ts settle): absent when nothing was listed.
+   */
+  settled?: Settlement;
 };
+
+/**
+ * A create whose answer was lost, looked up in the list of its service's endpoints: `found`, exactly
+ * one endpoint matches (the create did happen); `absent`, none does (it did not); `unclear`, the list
+ * cannot tell (several match, or the list failed).
+ */
+export type Settlement =
+  | { state: "found"; id: string; live: Record<string, unknown> }
+  | { state: "absent" }
+  | { state: "unclear"; reason: string };
 
 /** The input of a kind's planner: the desired spec (secrets resolved into Secret leaves) and the record. */
 export type PlanInput<K extends Kind = Kind> = {
@@ -98,9 +120,25 @@ export type PlanInput<K extends Kind = Kind> = {
 export const PHASES = ["prerequisites", "dependents"] as const;
 export type Phase = (typeof PHASES)[number];
 
+/** What a read before planning sees of its resource; `taken`: the endpoint ids other records hold. */
+export type LiveInput<K extends Kind = Kind> = Omit<PlanInput<K>, "context"> & { taken: ReadonlySet<string> };
+
+/** A read's answer, or why there is none. */
+export type ReadOutcome = { answer: unknown } | { error: string };
+
+/**
+ * What a read before planning tells the plan: the record to plan against (a live list now known), how
+ * an unknown create settles, or nothing (`why`: the read failed or its answer did not tell).
+ */
+export type LiveFinding = { record: ResourceRecord } | { settled: Settlement } | { why: string };
+
 /** A kind's planner: pure. `record` folds a successful answer into the resource's record. */
 export type KindPlanner<K extends Kind> = {
   phase: Phase;
   plan(input: PlanInput<K>): ResourcePlan;
   record(input: PlanInput<K>, plan: ResourcePlan, result: unknown, at: string): ResourceRecord;
+  /** With reads on: what to read before planning (a live list, a service's endpoints); undefined: nothing. */
+  liveRead?(input: LiveInput<K>): LiveRead | undefined;
+  /** What that read tells the plan. */
+  fromRead?(input: LiveInput<K>, read: ReadOutcome): LiveFinding;
 };

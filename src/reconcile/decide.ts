@@ -10,6 +10,7 @@ import type {
   PlanInput,
   PlannedRequest,
   ResourcePlan,
+  Settlement,
   Specs,
 } from "../plan/types.js";
 import { stored } from "../plan/values.js";
@@ -68,6 +69,8 @@ export type Admitted = {
   id: string;
   spec: PlanInput["spec"];
   managementKeyId: string | undefined;
+  /** With reads on: how the list of its service's endpoints settles an earlier create's unknown outcome. */
+  settled?: Settlement;
 };
 
 /** What to do next for a resource; every step carries the plan `plan` shows for it. */
@@ -156,6 +159,7 @@ export function decide(resource: Admitted, round: number, facts: Facts): Step {
     allowCreate: round === 1 && facts.allow.has(id) && !record?.allowanceUsedAt,
   };
   if (resource.managementKeyId) context.managementKeyId = resource.managementKeyId;
+  if (resource.settled && round === 1) context.settled = resource.settled;
   const input: PlanInput = { kind: manifest.kind, name: manifest.name, spec: resource.spec, record, context };
   const plan = planResource(input);
   if (plan.outcome === "adopt") return { action: "adopt", input, plan };

@@ -1,6 +1,6 @@
 import type { Manifest } from "../manifests/manifest.js";
 import { READY } from "../plan/reverse-private-endpoint.js";
-import type { PlannedRequest } from "../plan/types.js";
+import type { LiveRead, PlannedRequest } from "../plan/types.js";
 import { type PlanView, viewOf } from "../plan/view.js";
 import { ROUTES } from "../platform/routes.js";
 import type { ResourceStatus } from "../resources.js";
@@ -10,6 +10,7 @@ import type { Facts } from "./decide.js";
 import type { Effects } from "./effects.js";
 import { type PassRun, prepareRecords, runPhases } from "./pass.js";
 import type { RecordChanges } from "./records.js";
+import type { Reader } from "./send.js";
 import type { Pass, ResourceOutcome } from "./types.js";
 
 /**
@@ -39,9 +40,13 @@ function madeUpAnswer(request: PlannedRequest, manifest: Manifest): Record<strin
   return { tiles };
 }
 
-/** Effects that change nothing outside: made-up answers, records in `state` only, nothing saved. */
-export function dryEffects(state: State): Effects {
+/**
+ * Effects that change nothing outside: made-up answers, records in `state` only, nothing saved. `read`
+ * (plan with reads on): reads are sent, they change nothing either; `plan --base` has none.
+ */
+export function dryEffects(state: State, read?: Reader): Effects {
   return {
+    ...(read ? { read: (request: LiveRead) => read(request, { priority: "read" }) } : {}),
     record(id, record) {
       if (record) state.resources[id] = record;
       else delete state.resources[id];
@@ -59,7 +64,7 @@ export type DryRunOptions = {
   reassert?: boolean;
   /** When "now" is for the planners and the retention of records without a manifest. */
   now: Date;
-  deps: PassRun["deps"] & { unmanagedRetentionMs?: number };
+  deps: PassRun["deps"] & { unmanagedRetentionMs?: number; read?: Reader };
   desired: Facts["desired"];
 };
 
@@ -78,7 +83,7 @@ export async function dryRun(pass: Pass, options: DryRunOptions): Promise<DryRun
   });
   const { outcomes } = await runPhases({
     pass,
-    effects: dryEffects(pass.state),
+    effects: dryEffects(pass.state, options.deps.read),
     log,
     options: { trigger: "cli", allowCreate, reassert: options.reassert ?? false },
     deps: options.deps,

@@ -1,5 +1,5 @@
 import type { Manifest } from "../manifests/manifest.js";
-import type { PlannedRequest } from "../plan/types.js";
+import type { LiveRead, PlannedRequest } from "../plan/types.js";
 import type { Priority } from "../platform/budget.js";
 import type { Cause } from "../resources.js";
 import type { ResourceRecord } from "../state/store.js";
@@ -27,6 +27,8 @@ export type Effects = {
   mayWrite(write: Write): Promise<NotSent | undefined>;
   /** Sends `request`: the platform's answer. Throws as Sender does, or WriteRefusedError. */
   send(request: PlannedRequest, write: Write & { priority: Priority }): Promise<Sent>;
+  /** With reads on: reads a live object or list before planning (reads.ts). Absent with reads off. */
+  read?(request: LiveRead): Promise<unknown>;
 };
 
 /** One write: the resource it is of, and why the pass may no longer write, as far as it knows. */
@@ -50,7 +52,13 @@ export function applyEffects(deps: EngineDeps, pass: Pass, signal: AbortSignal |
   const changed = (id: string) => dirty.set(id, (dirty.get(id) ?? 0) + 1);
   const saves = chainedSaves(deps, pass, dirty);
   const context = (write: Write): WriteContext => ({ deps, state: pass.state, ...write });
+  const { read } = deps;
   return {
+    // A read that gates a write (a list to compute sets from, an unknown create to settle) goes with
+    // the changes' priority: it stands where a request of the change would otherwise go.
+    ...(read
+      ? { read: (request: LiveRead) => read(request, { priority: "change", ...(signal ? { signal } : {}) }) }
+      : {}),
     dirty,
     changed,
     saved: saves.saved,

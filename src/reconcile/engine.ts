@@ -11,6 +11,7 @@ import { PassMetrics } from "../telemetry/pass-metrics.js";
 import { dryRun, unmanagedViews, viewOfOutcome } from "./dry-run.js";
 import { type ApplyEffects, applyEffects } from "./effects.js";
 import { prepareRecords, readSecrets, runPhases, startPass } from "./pass.js";
+import { driftCounts, foldAll, type LiveReader, readDrift, viewWithDrift } from "./plan-drift.js";
 import type { RecordChanges } from "./records.js";
 import type {
   ApplyOptions,
@@ -36,6 +37,8 @@ export type PlanReport = {
   stateEmpty: boolean;
   problems: Problem[];
   resources: PlanView[];
+  /** With reads on: how many live objects differ from git, and how many could not be read. */
+  reads?: { drifted: number; unread: number };
 };
 
 /**
@@ -50,10 +53,17 @@ export async function planPass(
     allowCreate?: readonly string[];
     /** Replaces secret resolution (`plan --secrets skip`): the desired spec without reading any secret. */
     desired?: <K extends Kind>(manifest: ManifestOf<K>, record: ResourceRecord | undefined) => Specs[K];
+    /** With reads on: reads each managed object, and shows what differs from git as changes to send. */
+    live?: LiveReader;
   } = {},
 ): Promise<PlanReport> {
   const pass = await startPass(deps);
   const stateEmpty = Object.keys(pass.state.resources).length === 0;
+  const { manifests } = pass.set;
+  const findings = options.live
+    ? await readDrift(manifests, pass.state, options.live, deps.concurrency ?? 4)
+    : undefined;
+  if (findings) foldAll(manifests, pass.state, findings);
   const { outcomes, records } = await dryRun(pass, {
     ...options,
     log: deps.logger.child({}, { level: "silent" }),
@@ -65,7 +75,13 @@ export async function planPass(
     ...(pass.set.revision ? { revision: pass.set.revision } : {}),
     stateEmpty,
     problems: pass.set.problems,
-    resources: [...outcomes.map(viewOfOutcome), ...unmanagedViews(records)],
+    resources: [
+      ...outcomes.map((outcome) =>
+        viewWithDrift(viewOfOutcome(outcome), findings?.get(resourceId(outcome.status))),
+      ),
+      ...unmanagedViews(records),
+    ],
+    ...(findings ? { reads: driftCounts(findings) } : {}),
   };
 }
 
@@ -106,6 +122,7 @@ async function applyPass(deps: EngineDeps, options: ApplyOptions, memory: Memory
     { manifests: pass.set.manifests.length, problems: pass.set.problems.length },
     "reconcile pass started",
   );
+  if (deps.live) await readAndFold(deps, deps.live, pass, log);
   const effects = applyEffects(deps, pass, options.signal);
   const now = deps.now?.() ?? new Date();
   deps.suspension?.sync(pass.state);
@@ -134,6 +151,19 @@ async function applyPass(deps: EngineDeps, options: ApplyOptions, memory: Memory
   await effects.saved();
   remember(memory, phases.outcomes, effects, pass);
   return finishPass(pass, statuses, log, deps);
+}
+
+/**
+ * Reads each managed object and lays what was changed outside git over its record, so that the pass
+ * sends it back (plan-drift.ts); a read that fails leaves its resource as with reads off.
+ */
+async function readAndFold(deps: EngineDeps, live: LiveReader, pass: Pass, log: Logger): Promise<void> {
+  const { manifests } = pass.set;
+  const findings = await readDrift(manifests, pass.state, live, deps.concurrency ?? 4);
+  foldAll(manifests, pass.state, findings);
+  const { drifted, unread } = driftCounts(findings);
+  if (drifted + unread > 0)
+    log.info({ drifted, unread }, "live objects read: what changed outside git is sent back");
 }
 
 /**

@@ -11,6 +11,7 @@ import type { ResourceRecord } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import { type Admitted, admit, decide, type Facts, type Step, type Stop } from "./decide.js";
 import type { Effects } from "./effects.js";
+import { type ReadFirst, readFirst } from "./read-first.js";
 import { managedRecord } from "./records.js";
 import type { ResourceOutcome } from "./types.js";
 import { isWriteRefusedError } from "./write-guard.js";
@@ -99,7 +100,15 @@ export function runResource(
 ): ResourceOutcome | Promise<ResourceOutcome> {
   const job = new Job(manifest, run);
   const admitted = admit(manifest, run.facts);
-  return admitted instanceof Promise ? admitted.then((a) => next(job, a, 1)) : next(job, admitted, 1);
+  const read = (a: Admitted | Stop) => (a.action === "plan" ? readFirst(a, readRun(job)) : a);
+  const ready = admitted instanceof Promise ? admitted.then(read) : read(admitted);
+  return ready instanceof Promise ? ready.then((a) => next(job, a, 1)) : next(job, ready, 1);
+}
+
+/** What the read before planning (read-first.ts) uses of a resource's run. */
+function readRun(job: Job): ReadFirst {
+  const { effects, facts } = job.run;
+  return { effects, state: facts.state, log: () => job.log, write: (record) => job.write(record) };
 }
 
 /** The decision of round `round`, acted on. */

@@ -1,6 +1,6 @@
 import { CREDENTIAL_FIELDS } from "../credentials.js";
 import { isSecret } from "../plan/secret.js";
-import type { PlannedRequest } from "../plan/types.js";
+import type { LiveRead, PlannedRequest } from "../plan/types.js";
 import { isPlainObject, revealed } from "../plan/values.js";
 import type { Priority } from "../platform/budget.js";
 import type { Answer, CallOptions, PlatformClient } from "../platform/client.js";
@@ -80,4 +80,21 @@ function masking(error: unknown, secrets: string[]): unknown {
     if (e.stack) e.stack = redact(e.stack, secrets);
   }
   return error;
+}
+
+/**
+ * Reads one live object or list of the published contract: the answer's result. Throws the client's
+ * ApiError. Credentials are never in answers; what is kept of one is only what a planner asks of it.
+ */
+export type Reader = (
+  request: LiveRead,
+  options: { priority: Priority; signal?: AbortSignal },
+) => Promise<unknown>;
+
+/** A Reader over the platform client. */
+export function createReader(client: PlatformClient): Reader {
+  return async (request, options) => {
+    const answer = await client.call(request.route, request.params, undefined, options);
+    return answer.result;
+  };
 }

@@ -12,7 +12,8 @@ import type { State, StateStore } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import type { Step } from "./decide.js";
-import type { Sender } from "./send.js";
+import type { LiveReader } from "./plan-drift.js";
+import type { Reader, Sender } from "./send.js";
 
 export type { PassResult, ResourceStatus };
 
@@ -55,6 +56,17 @@ export type EngineDeps = {
   store: StateStore;
   /** Needed by apply; plan never sends. */
   send?: Sender;
+  /**
+   * With reads on (DRIFTLESS_READS): reads the published contract's GETs before planning, where a
+   * plan needs what is live (a three-way list at first contact, an unknown create to settle, plan's
+   * drift). Absent: nothing is ever read.
+   */
+  read?: Reader;
+  /**
+   * With reads on, for `apply`: reads each managed object before the pass, and what was changed outside
+   * git is sent back in it, as `plan` shows (plan-drift.ts). The daemon reads in its own rounds instead.
+   */
+  live?: LiveReader;
   secrets: SecretSources;
   logger: Logger;
   /** When given, the pass records its metrics (leave it out when the caller records PassResult itself). */

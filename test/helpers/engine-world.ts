@@ -4,7 +4,9 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { createPlatform, type PlatformDeps } from "../../src/commands/platform.js";
 import { Config } from "../../src/config.js";
+import { type ReadTarget, readLive } from "../../src/drift/index.js";
 import { createReconciler, type PlanReport, planPass } from "../../src/reconcile/engine.js";
+import { createReader } from "../../src/reconcile/send.js";
 import type { ApplyOptions, PassResult } from "../../src/reconcile/types.js";
 import type { SimulatorOptions } from "../../src/simulator/index.js";
 import {
@@ -35,7 +37,8 @@ export type EngineWorld = {
   remove(file: string): Promise<void>;
   /** `wiring`: another platform URL (a scripted test server), a store wrapped to misbehave. */
   apply(options?: Partial<ApplyOptions>, wiring?: Wiring): Promise<PassResult>;
-  plan(options?: { allowCreate?: string[] }): Promise<PlanReport>;
+  /** `reads`: plan with reads on (the live objects read through a platform client). */
+  plan(options?: { allowCreate?: string[]; reads?: boolean }): Promise<PlanReport>;
   state(): Promise<State>;
   /** The write requests (anything but GET) the simulator received since the last clear. */
   writes(): RecordedRequest[];
@@ -49,6 +52,8 @@ export type Wiring = {
   store?: (store: StateStore) => StateStore;
   /** Resources handled at once (the engine's default when unset). */
   concurrency?: number;
+  /** Reads on: the engine reads live objects where a plan needs them. */
+  reads?: boolean;
 };
 
 export const ids = defaultIds;
@@ -104,6 +109,12 @@ export async function startEngineWorld(
           manifests,
           store,
           send: platform.send,
+          ...(wiring.reads
+            ? {
+                read: createReader(platform.client),
+                live: (target: ReadTarget) => readLive(platform.client, target),
+              }
+            : {}),
           secrets: { env, secretsDir },
           logger,
           managementKeyId: platform.managementKeyId,
@@ -115,8 +126,9 @@ export async function startEngineWorld(
         await store.close();
       }
     },
-    async plan(planOptions = {}) {
+    async plan({ reads, ...planOptions } = {}) {
       const store = createFileStore(stateDir, { logger, readOnly: true });
+      const platform = reads ? await createPlatform(config, { logger, ...options.platform }) : undefined;
       try {
         return await planPass(
           {
@@ -125,10 +137,15 @@ export async function startEngineWorld(
             secrets: { env, secretsDir },
             logger,
             managementKeyId: () => sim.credentials.managementKeyId,
+            ...(platform ? { read: createReader(platform.client) } : {}),
           },
-          planOptions,
+          {
+            ...planOptions,
+            ...(platform ? { live: (target: ReadTarget) => readLive(platform.client, target) } : {}),
+          },
         );
       } finally {
+        await platform?.close();
         await store.close();
       }
     },

@@ -1,0 +1,215 @@
+// Reads under the default rate budget (DRIFTLESS_READS=on), beside the writes' latency in the same run:
+// 1. a full round of reads of 1,000 and 10,000 resources of one management key, as the daemon's read
+//    rounds pick them (daemon/drift-schedule.js: round-robin, at most MANAGEMENT_READS_PER_ROUND per key
+//    per poll, four at once, at the budget's lowest priority): reads per poll round and the time until
+//    every resource was read once, beside the bound the budget sets;
+// 2. changes from git arriving meanwhile: the wait from the change to its request being sent, p50 /
+//    p99, with reads on and with reads off (the same arrivals), and with the round's reads spaced
+//    evenly over the poll period instead of sent at once.
+// The budget is driftless's own (platform/budget.js, MANAGEMENT_BUDGET) on a virtual clock: every timer
+// the budget arms is run in order at its time, so hours of rounds take seconds and every figure is the
+// same in every run. Each request's answer takes ANSWER_MS. The figure is the budget's part of the
+// change → request latency (the daemon's own part is in daemon.bench.mjs: about 150 ms).
+import { dist } from "./dist.mjs";
+
+const { createBudget, MANAGEMENT_BUDGET } = await dist("platform/budget.js");
+const { pickRound, DEFAULT_READ_CAPS } = await dist("daemon/drift-schedule.js");
+
+const ANSWER_MS = 150;
+const POLL_MS = 60_000;
+/** Reads made at once within a round (the read rounds' default concurrency). */
+const READERS = 4;
+/** One change from git on average this often, at seeded random times (a busy team). */
+const CHANGE_EVERY_MS = 30_000;
+const CHANGES = process.env.BENCH_QUICK ? 60 : 200;
+
+/** A virtual clock: setTimeout and clearTimeout replaced by a queue run in time order. */
+function virtualTime() {
+  const clock = { now: 0 };
+  /** @type {Array<{ at: number; seq: number; fn: () => void }>} */
+  let timers = [];
+  let seq = 0;
+  const real = { setTimeout: globalThis.setTimeout, clearTimeout: globalThis.clearTimeout };
+  /** @param {() => void} fn @param {number} [ms] */
+  const set = (fn, ms = 0) => {
+    const timer = { at: clock.now + Math.max(0, ms), seq: ++seq, fn };
+    timers.push(timer);
+    return timer;
+  };
+  /** @param {unknown} timer */
+  const clear = (timer) => {
+    timers = timers.filter((t) => t !== timer);
+  };
+  Object.assign(globalThis, { setTimeout: set, clearTimeout: clear });
+  /** @param {number} ms */
+  const sleep = (ms) => new Promise((resolve) => set(() => resolve(undefined), ms));
+  /** Runs every timer in time order until none is left, letting promises settle in between. */
+  const run = async () => {
+    for (;;) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (timers.length === 0) return;
+      timers.sort((a, b) => a.at - b.at || a.seq - b.seq);
+      const next = /** @type {{ at: number; fn: () => void }} */ (timers.shift());
+      clock.now = Math.max(clock.now, next.at);
+      next.fn();
+    }
+  };
+  const restore = () => Object.assign(globalThis, real);
+  return { clock, sleep, run, restore };
+}
+
+/** A small seeded generator (mulberry32), so the arrivals are the same in every run. @param {number} seed */
+function seeded(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** @param {number[]} values @param {number} q */
+const quantile = (values, q) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0);
+};
+
+/**
+ * Reads of `resources` (0: reads off) in the daemon's rounds, every POLL_MS until each was read once,
+ * while the changes arrive at `arrivals`. `spaced`: a round's reads start evenly over the poll period
+ * instead of all at once (four at a time).
+ * @param {number} resources @param {number[]} arrivals @param {boolean} spaced
+ */
+async function round(resources, arrivals, spaced) {
+  const time = virtualTime();
+  try {
+    const budget = createBudget({ ...MANAGEMENT_BUDGET, monotonic: () => time.clock.now });
+    const readable = Array.from({ length: resources }, (_, i) => ({
+      kind: "ApiKey",
+      name: `r-${String(i).padStart(5, "0")}`,
+      organization: "one-key",
+    }));
+    /** @type {number[]} */
+    const readGrants = [];
+    /** @type {number[]} */
+    const changeWaits = [];
+    let roundEnd = 0;
+    const read = async () => {
+      const release = await budget.acquire("read");
+      readGrants.push(time.clock.now);
+      await time.sleep(ANSWER_MS);
+      release();
+      if (readGrants.length === resources) roundEnd = time.clock.now;
+    };
+    /** One poll's reads: the round's pick, four at once or spaced over the period. @param {number} count */
+    const poll = async (count) => {
+      if (spaced) {
+        await Promise.all(
+          Array.from({ length: count }, (_, i) => time.sleep((i * POLL_MS) / count).then(read)),
+        );
+        return;
+      }
+      let next = 0;
+      const worker = async () => {
+        while (next < count) {
+          next++;
+          await read();
+        }
+      };
+      await Promise.all(Array.from({ length: READERS }, worker));
+    };
+    const polls = async () => {
+      /** @type {Map<string, string>} */
+      let cursors = new Map();
+      /** @type {Promise<void>[]} */
+      const rounds = [];
+      for (let picked = 0; picked < resources; ) {
+        const pick = pickRound(readable, cursors, DEFAULT_READ_CAPS);
+        cursors = pick.cursors;
+        const count = Math.min(pick.picked.length, resources - picked);
+        picked += count;
+        rounds.push(poll(count));
+        await time.sleep(POLL_MS);
+      }
+      await Promise.all(rounds);
+    };
+    /** @param {number} at */
+    const change = async (at) => {
+      await time.sleep(at);
+      const release = await budget.acquire("change");
+      changeWaits.push(time.clock.now - at);
+      await time.sleep(ANSWER_MS);
+      release();
+    };
+    const work = [polls(), ...arrivals.map(change)];
+    await time.run();
+    await Promise.all(work);
+    return { readGrants, changeWaits, roundEnd };
+  } finally {
+    time.restore();
+  }
+}
+
+/** Reads granted in each poll interval of the round, as min / median. @param {number[]} grants @param {number} end */
+function perPoll(grants, end) {
+  const counts = Array.from({ length: Math.max(1, Math.floor(end / POLL_MS)) }, () => 0);
+  for (const at of grants) {
+    const index = Math.floor(at / POLL_MS);
+    if (index < counts.length) counts[index] = (counts[index] ?? 0) + 1;
+  }
+  return { min: Math.min(...counts), median: quantile(counts, 0.5) };
+}
+
+/** @param {number} ms */
+const duration = (ms) =>
+  ms >= 3_600_000
+    ? `${(ms / 3_600_000).toFixed(2)} h`
+    : ms >= 60_000
+      ? `${(ms / 60_000).toFixed(1)} min`
+      : `${(ms / 1000).toFixed(2)} s`;
+
+const random = seeded(22);
+const { requests, windowMs } = MANAGEMENT_BUDGET;
+/** A request holds its slot from its grant to `windowMs` after its answer. */
+const perRequestMs = (windowMs + ANSWER_MS) / requests;
+
+console.log(
+  `management budget: ${requests} requests per ${windowMs / 1000} s window (counted to the answer), answers in ${ANSWER_MS} ms; read rounds every ${POLL_MS / 1000} s of at most ${DEFAULT_READ_CAPS.management} reads per management key`,
+);
+console.log(
+  "| resources | reads | reads per poll round (min / median) | every resource read once | change → request p50 / p99 | same changes, reads off |",
+);
+console.log("|---|---|---|---|---|---|");
+for (const resources of [1_000, 10_000]) {
+  // The changes arrive at one per CHANGE_EVERY_MS on average, from the first round on.
+  /** @type {number[]} */
+  const arrivals = [];
+  let at = 0;
+  for (let i = 0; i < CHANGES; i++) {
+    at += -Math.log(1 - random()) * CHANGE_EVERY_MS;
+    arrivals.push(Math.round(at));
+  }
+  /** @param {number[]} waits */
+  const waits = (waits) => `${quantile(waits, 0.5)} / ${quantile(waits, 0.99)} ms`;
+  const off = await round(0, arrivals, false);
+  const budgetBound = { perPoll: POLL_MS / perRequestMs, round: resources * perRequestMs };
+  const capBound = Math.ceil(resources / DEFAULT_READ_CAPS.management) * POLL_MS;
+  console.log(
+    `| ${resources.toLocaleString("en")} | bound: the budget alone / the rounds' cap | ≤ ${budgetBound.perPoll.toFixed(1)} / ${DEFAULT_READ_CAPS.management} | ≥ ${duration(budgetBound.round)} / ${duration(capBound)} | | |`,
+  );
+  for (const spaced of [false, true]) {
+    const on = await round(resources, arrivals, spaced);
+    // Only the changes that arrived while reads were being made.
+    const during = (/** @type {number[]} */ w) => w.filter((_, i) => (arrivals[i] ?? 0) < on.roundEnd);
+    const polls = perPoll(on.readGrants, on.roundEnd);
+    const label = spaced ? "the same rounds, reads spaced over the minute" : "the daemon's rounds, 4 at once";
+    console.log(
+      `| ${resources.toLocaleString("en")} | ${label} | ${polls.min} / ${polls.median} | ${duration(on.roundEnd)} | ${waits(during(on.changeWaits))} | ${waits(during(off.changeWaits))} |`,
+    );
+  }
+}
+console.log(
+  `${CHANGES} changes from git per run, one per ${CHANGE_EVERY_MS / 1000} s on average (seeded); the waits are those of the changes that arrived while reads were being made, and of the same changes with reads off.`,
+);

@@ -1,0 +1,78 @@
+import { cp, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { defaultIds as ids, type Simulator, startSimulator } from "../src/simulator/index.js";
+import { driftlessAsync } from "./helpers/cli.js";
+import { platformEnv } from "./helpers/platform-env.js";
+
+/** `driftless plan` with DRIFTLESS_READS=on, as a person runs it after a console edit. */
+
+const org = `apiVersion: driftless/v1
+kind: Organization
+metadata:
+  name: acme
+spec:
+  organizationId: ${ids.organizationId}
+  name: Acme Analytics
+`;
+
+describe("driftless plan with reads on (built CLI)", () => {
+  let sim: Simulator;
+  let root: string;
+  let env: Record<string, string>;
+  const reads = () => ({ ...env, DRIFTLESS_READS: "on" });
+
+  beforeEach(async () => {
+    sim = await startSimulator({ contract: "full", endpointReadyAfterMs: 0 });
+    root = await mkdtemp(join(tmpdir(), "driftless-plan-reads-"));
+    await mkdir(join(root, "manifests"));
+    await writeFile(join(root, "manifests", "org.yaml"), org);
+    env = {
+      DRIFTLESS_MANIFESTS: join(root, "manifests"),
+      DRIFTLESS_STATE_DIR: join(root, "state"),
+      DRIFTLESS_SECRETS_DIR: root,
+      ...platformEnv(sim),
+    };
+    expect((await driftlessAsync(["apply"], env)).code).toBe(0);
+    const live = sim.state.organizations[0];
+    if (live) live.name = "Renamed in the console";
+    sim.clearRequests();
+  });
+  afterEach(async () => {
+    await sim.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it("shows the console's rename as a change to send, marked, in text, JSON and Markdown", async () => {
+    const text = await driftlessAsync(["plan"], reads());
+    const json = await driftlessAsync(["plan", "-o", "json"], reads());
+    const markdown = await driftlessAsync(["plan", "-o", "markdown"], reads());
+
+    expect(text.code).toBe(2);
+    expect(text.stdout).toContain(
+      'name: "Renamed in the console" -> "Acme Analytics"  (changed outside git)',
+    );
+    expect(text.stdout).toContain("1 resource(s) changed outside git");
+    const doc = JSON.parse(json.stdout);
+    expect(json.code).toBe(2);
+    expect(doc.reads).toEqual({ drifted: 1, unread: 0 });
+    expect(doc.resources[0].changes).toEqual([
+      { path: "name", from: "Renamed in the console", to: "Acme Analytics", op: "set", outsideGit: true },
+    ]);
+    expect(markdown.stdout).toContain("(changed outside git)");
+    expect(sim.requests.map((r) => r.method)).toEqual(["GET", "GET", "GET"]);
+  });
+
+  it("reads nothing with reads off, and plan --base stays offline with reads on", async () => {
+    const off = await driftlessAsync(["plan"], env);
+    const dir = join(root, "head");
+    await cp(join(root, "manifests"), dir, { recursive: true });
+    const base = await driftlessAsync(["plan", "--base", join(root, "manifests"), dir], reads());
+
+    expect(off.code).toBe(0);
+    expect(off.stdout).not.toContain("outside git");
+    expect(base.code).toBe(0);
+    expect(sim.requests).toEqual([]);
+  });
+});
