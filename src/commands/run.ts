@@ -9,6 +9,7 @@ import { loadSettled } from "../manifests/load.js";
 import { createParseCache } from "../manifests/read-file.js";
 import { createNotifier, type Notifier } from "../notify/notifier.js";
 import { createReconciler } from "../reconcile/engine.js";
+import { createReader } from "../reconcile/send.js";
 import { SavedTileIds } from "../state/saved-tile-ids.js";
 import type { StateStore } from "../state/store.js";
 import { createLogger, type Logger } from "../telemetry/logger.js";
@@ -134,6 +135,8 @@ function daemonDeps(
       // A pass still running when this replica loses the Lease must not write the new leader's state.
       store: tileIds.recording(leaderOnlyStore(store, leadership)),
       send: platform.send,
+      // Reads that replace a learning request or settle a lost create; drift is the read rounds' job.
+      ...(config.reads === "on" ? { read: createReader(platform.client) } : {}),
       secrets: { env: io.env, secretsDir: config.secretsDir },
       logger: telemetry.logger,
       managementKeyId: platform.managementKeyId,
