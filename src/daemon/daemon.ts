@@ -23,7 +23,7 @@ import {
 import { PassLoop } from "./pass-loop.js";
 import { PassWaiters } from "./pass-waiters.js";
 import { Poller } from "./polls.js";
-import { type Schedules, startSchedules } from "./schedules.js";
+import { periodOf, type Schedules, startSchedules } from "./schedules.js";
 import { type SourceWatcher, watchSource } from "./source-watcher.js";
 import { StatusBoard, type StatusDocument } from "./status-board.js";
 import { Suspension } from "./suspension.js";
@@ -172,6 +172,9 @@ function createReader(deps: DaemonDeps, parts: () => Parts): DriftReader {
     tileIdsOf: deps.tileIdsOf,
     serverIdOf: deps.serverIdOf ?? (async () => undefined),
     ...(deps.settings.readCaps ? { caps: deps.settings.readCaps } : {}),
+    // A round's reads are spread over most of the poll period (see DriftReaderDeps.spreadMs), ending
+    // before the next round is due.
+    spreadMs: 0.8 * (periodOf(deps.settings.pollSchedule) ?? 0),
     onDrift: (drift) => {
       const id = resourceId(drift);
       const { board } = parts();

@@ -60,6 +60,17 @@ export type DriftReaderDeps = RecordFacts & {
   caps?: ReadCaps;
   /** Reads in flight at once; the budget still decides when each is sent. Default 4. */
   concurrency?: number;
+  /**
+   * The time a round's reads are spread over, evenly (default 0: all at once, four at a time). The
+   * daemon spreads them over most of the poll period, so that the reads never fill the rate budget's
+   * window ahead of a change from git: priority orders the requests that wait, not the slots already
+   * taken.
+   */
+  spreadMs?: number;
+  /** Waits `ms` (or until `signal` aborts); default a timer. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Milliseconds on a clock that never steps back; default performance.now. */
+  monotonic?: () => number;
   now?: () => Date;
 };
 
@@ -123,7 +134,14 @@ export class DriftReader {
       if (!live.has(id) && !this.found.get(id)?.drift) this.found.delete(id);
     const { picked, cursors } = pickRound(readable, this.cursors, this.deps.caps ?? DEFAULT_READ_CAPS);
     this.cursors = cursors;
+    const spacing = picked.length > 0 ? (this.deps.spreadMs ?? 0) / picked.length : 0;
+    const sleep = this.deps.sleep ?? abortableSleep;
+    const monotonic = this.deps.monotonic ?? (() => performance.now());
+    const started = monotonic();
+    let index = 0;
     await mapLimited(picked, this.deps.concurrency ?? 4, async ({ manifest, lastAppliedAt }) => {
+      const startAt = index++ * spacing;
+      if (spacing > 0) await sleep(Math.max(0, startAt - (monotonic() - started)), signal);
       if (signal?.aborted) return;
       await this.readOne(manifest, signal, (id) => stillApplied(id, lastAppliedAt));
     });
@@ -262,4 +280,18 @@ export function describeDrift(drift: Drift): string {
       ? "the next write puts it back"
       : `reported, not corrected: ${drift.reportedBecause ?? "report only"}`;
   return `changed outside git (found ${drift.foundAt}): ${fields}; ${next}`;
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+  });
 }

@@ -16,6 +16,20 @@ export const isOff = (pattern: string) =>
   ["off", "never", "false", ""].includes(pattern.trim().toLowerCase());
 
 /**
+ * The time between two runs of `pattern` from `from` (croner's next two runs), or undefined when the
+ * schedule is off or invalid.
+ */
+export function periodOf(pattern: string, from = new Date()): number | undefined {
+  if (isOff(pattern)) return undefined;
+  try {
+    const [first, second] = new Cron(pattern, { paused: true }).nextRuns(2, from);
+    return first && second ? second.getTime() - first.getTime() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Starts each schedule with croner. A run never overlaps the previous run of the same schedule (croner's
  * `protect`): a slow poll makes the next tick skip, not pile up. Throws ConfigError for an invalid
  * expression, naming the setting.
