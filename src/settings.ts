@@ -290,10 +290,10 @@ export const SETTINGS = {
   reads: {
     env: "DRIFTLESS_READS",
     flag: "--reads <on|off>",
-    commands: ["run", "plan"],
+    commands: ["run", "plan", "apply"],
     choices: ["on", "off"],
     parser: z.enum(["on", "off"]).default("off"),
-    help: "on: the platform serves the published contract's reads; driftless reads each managed object on the poll schedule to find drift (off: nothing is read, and Synced means the platform accepted what git says)",
+    help: "on: the platform serves the published contract's reads; run reads each managed object on the poll schedule to find drift, plan and apply read them to show and send back what changed outside git (off: nothing is read, and Synced means the platform accepted what git says)",
   },
   alertFiringStates: {
     env: "DRIFTLESS_ALERT_FIRING_STATES",

@@ -64,6 +64,14 @@ describe("driftless plan with reads on (built CLI)", () => {
     expect(sim.requests.map((r) => r.method)).toEqual(["GET", "GET", "GET"]);
   });
 
+  it("apply --reads on puts the console's rename back, as plan showed", async () => {
+    const applied = await driftlessAsync(["apply", "--reads", "on"], env);
+
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(sim.requests.map((r) => r.method)).toEqual(["GET", "PATCH"]);
+    expect(sim.state.organizations[0]?.name).toBe("Acme Analytics");
+  });
+
   it("reads nothing with reads off, and plan --base stays offline with reads on", async () => {
     const off = await driftlessAsync(["plan"], env);
     const dir = join(root, "head");
