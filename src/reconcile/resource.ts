@@ -173,10 +173,16 @@ async function send(
   } catch (error) {
     return job.finish("save-failed", `sent, but the state could not be saved: ${messageOf(error)}`);
   }
-  const durationMs = Math.round(performance.now() - started);
-  const fields = step.plan.changes.map((c) => c.path);
+  // The request's own time apart from its wait for the rate budget: a 10 s wait is not a slow API.
+  const timing = answer.timing ?? { budgetWaitMs: 0, requestMs: 0 };
+  const totalMs = Math.round(performance.now() - started);
+  // A list field changed by several entries (two endpoints added) is one field.
+  const fields = [...new Set(step.plan.changes.map((c) => c.path))];
   const { method, template } = route;
-  job.log.info({ method, route: template, fields, requestId: job.requestId, durationMs }, "resource applied");
+  job.log.info(
+    { method, route: template, fields, requestId: job.requestId, ...timing, totalMs },
+    "resource applied",
+  );
   return undefined;
 }
 
