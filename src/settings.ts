@@ -4,6 +4,7 @@ import type { Credential } from "./credentials.js";
 import { Duration } from "./duration.js";
 import { ConfigError } from "./errors.js";
 import { CONTRACTS } from "./platform/routes.js";
+import { LOG_FORMATS } from "./telemetry/logger.js";
 
 /**
  * Every setting of driftless, described once: its flag, its environment variable (and `_FILE` twin
@@ -72,13 +73,25 @@ const logLevel = {
   flag: "--log-level <level>",
   commands: "program",
   choices: LOG_LEVELS,
-  parser: z.enum(LOG_LEVELS).default("info"),
-  help: "pino log level",
+  // No one default: the daemon and the simulator log from info, the commands that print a report
+  // from warn, so that their output is not mixed with log lines unless asked.
+  parser: z.enum(LOG_LEVELS).optional(),
+  help: "pino log level (unset: info for run and simulator, warn for the other commands)",
+} satisfies Setting;
+
+const logFormat = {
+  env: "DRIFTLESS_LOG_FORMAT",
+  flag: "--log-format <format>",
+  commands: "program",
+  choices: LOG_FORMATS,
+  parser: z.enum(LOG_FORMATS).optional(),
+  help: "json: a JSON object a line; pretty: a line a person reads (unset: pretty when stderr is a terminal, json otherwise)",
 } satisfies Setting;
 
 /** The settings of validate, plan, apply and run: the fields of Config. */
 export const SETTINGS = {
   logLevel,
+  logFormat,
   manifests: {
     env: "DRIFTLESS_MANIFESTS",
     flag: "--manifests <dir>",
@@ -394,6 +407,7 @@ const SIMULATOR: readonly CommandName[] = ["simulator"];
 /** The settings of `driftless simulator`: the fields of SimulatorConfig. */
 export const SIMULATOR_SETTINGS = {
   logLevel,
+  logFormat,
   contract: {
     env: "DRIFTLESS_SIMULATOR_CONTRACT",
     flag: "--contract <contract>",

@@ -10,8 +10,7 @@ import type { NextStep, PassResult } from "../resources.js";
 import { planAgainstBase } from "../review/base-plan.js";
 import { renderMarkdown } from "../review/markdown.js";
 import { NOT_COMPARED, withoutSecretValues } from "../review/secret-references.js";
-import { createLogger } from "../telemetry/logger.js";
-import type { Io, OutputFormat } from "./io.js";
+import { commandLogger, type Io, type OutputFormat } from "./io.js";
 import { createPlatform, createStateStore, managementKeyIdOf, secretKeyOf } from "./platform.js";
 
 export type PlanApplyOptions = {
@@ -89,7 +88,7 @@ export function printPlan(doc: PlanDocument, format: PlanOutputFormat, io: Io, f
  * no secret is read and none can be the cause of an error.
  */
 export async function planCommand(config: Config, options: PlanOptions, io: Io): Promise<number> {
-  const logger = createLogger(config.logLevel);
+  const logger = commandLogger(config, io, "warn");
   const store = createStateStore(config, { logger, readOnly: true });
   const skip = options.secrets === "skip";
   try {
@@ -142,10 +141,10 @@ export async function planBaseCommand(options: PlanBaseOptions, io: Io): Promise
  * when every resource is Synced and the manifests have no problem, 1 otherwise.
  */
 export async function applyCommand(config: Config, options: PlanApplyOptions, io: Io): Promise<number> {
-  const logger = createLogger(config.logLevel);
+  const logger = commandLogger(config, io, "warn");
   const store = createStateStore(config, { logger });
   try {
-    const platform = await createPlatform(config, { logger, warn: io.err });
+    const platform = await createPlatform(config, { logger });
     try {
       const sent: PlanView[] = [];
       const onResource = (outcome: ResourceOutcome) => {

@@ -54,8 +54,6 @@ export type Platform = {
 export type PlatformDeps = {
   logger: Logger;
   metrics?: Metrics;
-  /** Receives the loud line about the built-in simulator (the CLI's stderr). */
-  warn?: (text: string) => void;
   /** Overrides of the HTTP clients' options (tests: shorter time-outs, smaller budgets). */
   http?: Partial<Pick<HttpClientOptions, "timeoutMs" | "retry">>;
   /** Overrides of the budgets (tests: a smaller window). Default MANAGEMENT_BUDGET, OBSERVABILITY_BUDGET. */
@@ -94,7 +92,7 @@ export function managementKeyIdOf(config: Config): (organizationId: string) => s
 /**
  * The API clients of `config`. With DRIFTLESS_MANAGEMENT_URL or DRIFTLESS_OBSERVABILITY_URL unset, the
  * built-in simulator is started in-process on a free port, with its own credentials, and a warning is
- * logged and written; so is a loud warning for an `http://` URL to another machine that
+ * logged; so is a loud warning for an `http://` URL to another machine that
  * DRIFTLESS_ALLOW_INSECURE accepted. Throws ConfigError when a URL is set without its credentials.
  */
 export async function createPlatform(config: Config, deps: PlatformDeps): Promise<Platform> {
@@ -165,11 +163,11 @@ async function startBuiltInSimulator(config: Config, deps: PlatformDeps): Promis
     config.observabilityUrl ? undefined : SETTINGS.observabilityUrl.env,
   ].filter(Boolean);
   const message = `${unset.join(" and ")} unset: using the BUILT-IN SIMULATOR, not a real platform (management ${simulator.managementUrl}, observability ${simulator.observabilityUrl})`;
+  // One line, through the logger: readable on a terminal, parsed by a log collector.
   deps.logger.warn(
     { managementUrl: simulator.managementUrl, observabilityUrl: simulator.observabilityUrl },
     message,
   );
-  deps.warn?.(`driftless: WARNING: ${message}`);
   return simulator;
 }
 
@@ -178,7 +176,6 @@ function warnOfCleartext(config: Config, deps: PlatformDeps): void {
   for (const { env, url } of cleartextUrls(config)) {
     const message = `${env} is ${url}: the platform credentials travel IN CLEAR over the network (accepted by ${SETTINGS.allowInsecure.env}=true); use https://`;
     deps.logger.warn({ setting: env, url }, message);
-    deps.warn?.(`driftless: WARNING: ${message}`);
   }
 }
 
