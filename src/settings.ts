@@ -36,8 +36,10 @@ export type Setting = {
   credential?: true;
   /** The commands that take it; "program" for an option of driftless itself (before the command). */
   commands: readonly CommandName[] | "program";
-  /** The values the flag accepts (checked by commander, offered by completion). */
+  /** The values the flag accepts (checked by commander, offered by --help and completion). */
   choices?: readonly string[];
+  /** Other values for some commands (plan's output also takes markdown). */
+  choicesOf?: Partial<Record<CommandName, readonly string[]>>;
   /** Parses the flag's or variable's text; its `.default()` is the setting's one default. */
   parser: z.ZodType;
   help: string;
@@ -103,7 +105,8 @@ export const SETTINGS = {
     env: "DRIFTLESS_OUTPUT",
     flag: "-o, --output <format>",
     commands: ["validate", "plan", "apply", "status"],
-    choices: OUTPUTS,
+    choices: ["text", "json"],
+    choicesOf: { plan: OUTPUTS },
     parser: z.enum(OUTPUTS).default("text"),
     help: "text or json; plan also markdown (a pull-request comment)",
   },
@@ -513,7 +516,8 @@ export function optionsOf(table: SettingTable, command: CommandName | "program")
   return settingsOf(table, command).flatMap(([, setting]) => {
     if (!setting.flag) return [];
     const option = new Option(setting.flag, helpOf(setting));
-    return [setting.choices ? option.choices(setting.choices) : option];
+    const choices = (command === "program" ? undefined : setting.choicesOf?.[command]) ?? setting.choices;
+    return [choices ? option.choices(choices) : option];
   });
 }
 
