@@ -55,3 +55,23 @@ describe("the engine's log lines", () => {
     expect(JSON.stringify(warned[0])).toMatch(/unknown field|not allowed|unrecognized/i);
   });
 });
+
+describe("a resource's request id", () => {
+  let world: EngineWorld;
+  afterEach(() => world.close());
+
+  it("is that of its last write while it stays Synced, in later passes too", async () => {
+    world = await startEngineWorld();
+    await world.write("org.yaml", organization);
+
+    const first = await world.apply();
+    const second = await world.apply();
+
+    const written = world.writes().at(-1);
+    const status = (result: typeof first) => result.statuses.find((s) => s.name === "acme");
+    expect(second.statuses.length).toBeGreaterThan(0);
+    expect(status(first)).toMatchObject({ status: "Synced", requestId: expect.any(String) });
+    expect(status(second)).toMatchObject({ status: "Synced", requestId: status(first)?.requestId });
+    expect(written?.method).toBe("PATCH");
+  });
+});

@@ -71,7 +71,9 @@ class Job {
     message?: string,
     signals?: Pick<ResourceOutcome, "stopped" | "refusal">,
   ): ResourceOutcome {
-    const { manifest, requestId } = this;
+    const { manifest } = this;
+    // This pass's request, else the last write's: a Synced resource names the request that made it so.
+    const requestId = this.requestId ?? this.record?.requestId;
     const organization = "organizationId" in manifest.spec ? manifest.spec.organizationId : undefined;
     const lastAppliedAt = this.record?.appliedAt;
     const status = resultOf(manifest, cause, { organization, message, requestId, lastAppliedAt });
@@ -167,7 +169,8 @@ async function send(
   // Record the answer and save at once, so a crash loses nothing that was sent. A save that fails
   // leaves the record in memory for the pass's next save; on disk a create keeps its intent, so a
   // crash now shows Unknown rather than creating the endpoint twice.
-  job.write(recordResult(step.input, step.plan, answer.result, new Date().toISOString()));
+  const record = recordResult(step.input, step.plan, answer.result, new Date().toISOString());
+  job.write(answer.requestId ? { ...record, requestId: answer.requestId } : record);
   try {
     await effects.save();
   } catch (error) {
