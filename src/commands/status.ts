@@ -52,6 +52,8 @@ const StatusBody = z.looseObject({
       next: z.string().optional(),
       lastError: z.string().nullable(),
       lastAppliedAt: z.string().nullable(),
+      /** Of a watch: when it was last polled. */
+      polledAt: z.string().nullable().optional(),
     }),
   ),
 });
@@ -167,13 +169,19 @@ function table(body: StatusBody, all: boolean, now: Date): string {
     r.kind,
     r.name,
     r.status,
-    r.lastAppliedAt ? age(Date.parse(r.lastAppliedAt), now.getTime()) : "<never>",
+    ageOf(r, now),
     r.lastError ?? "",
   ]);
   lines.push(
     ...columns([["KIND", "NAME", "STATUS", "AGE", "MESSAGE"], ...rows].map((row) => row.map(escapeLine))),
   );
   return lines.join("\n");
+}
+
+/** Since the last successful apply, or for a watch (which driftless never writes) its last poll. */
+function ageOf(resource: StatusBody["resources"][number], now: Date): string {
+  const since = resource.lastAppliedAt ?? resource.polledAt;
+  return since ? age(Date.parse(since), now.getTime()) : "<never>";
 }
 
 /** Rows as left-aligned columns three spaces apart (the last one not padded), as kubectl prints. */
