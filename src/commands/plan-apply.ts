@@ -147,8 +147,10 @@ export async function applyCommand(config: Config, options: PlanApplyOptions, io
     const platform = await createPlatform(config, { logger });
     try {
       const sent: PlanView[] = [];
+      let failedRequests = 0;
       const onResource = (outcome: ResourceOutcome) => {
         sent.push(...outcome.sent);
+        failedRequests += outcome.failedRequests ?? 0;
         // In-sync resources are only counted: a pass over 10,000 of them must not print 10,000 lines.
         const quiet =
           outcome.status.status === "Synced" && outcome.sent.length === 0 && !outcome.status.message;
@@ -167,7 +169,7 @@ export async function applyCommand(config: Config, options: PlanApplyOptions, io
       });
       if (options.output === "json") {
         io.out(escapeJson(JSON.stringify({ ...result, sent, exitCode: result.ok ? 0 : 1 }, null, 2)));
-      } else io.out(applySummary(result, sent.length));
+      } else io.out(applySummary(result, { answered: sent.length, failed: failedRequests }));
       return result.ok ? 0 : 1;
     } finally {
       await platform.close();
@@ -184,8 +186,13 @@ const WHAT_NEXT: readonly (readonly [NextStep, string])[] = [
   ["operator", "needing an operator"],
 ];
 
-/** The last line of apply: requests sent, resources per status, and what comes next when not done. */
-function applySummary(result: PassResult, sent: number): string {
+/**
+ * The last line of apply: requests sent (those answered with an error among them), resources per
+ * status, and what comes next when not done.
+ */
+function applySummary(result: PassResult, requests: { answered: number; failed: number }): string {
+  const sent = requests.answered + requests.failed;
+  const failed = requests.failed > 0 ? ` (${requests.failed} answered with an error)` : "";
   const count = (status: string) => result.statuses.filter((s) => s.status === status).length;
   const optional = (status: string) => (count(status) > 0 ? `, ${count(status)} ${status}` : "");
   const statuses = `${count("Synced")} Synced, ${count("Pending")} Pending, ${count("Failed")} Failed, ${count("Unknown")} Unknown, ${count("Invalid")} Invalid${optional("Unmanaged")}${optional("Suspended")}`;
@@ -194,7 +201,7 @@ function applySummary(result: PassResult, sent: number): string {
     return n > 0 ? [`${n} ${label}`] : [];
   });
   const then = next.length > 0 ? `; next: ${next.join(", ")}` : "";
-  return `Apply: ${sent} request(s) sent; ${statuses}; ${result.manifestErrors} manifest problem(s)${then}.`;
+  return `Apply: ${sent} request(s) sent${failed}; ${statuses}; ${result.manifestErrors} manifest problem(s)${then}.`;
 }
 
 function engineDeps(

@@ -165,13 +165,7 @@ function table(body: StatusBody, all: boolean, now: Date): string {
     if (body.lastPass) lines.push(`all ${body.resources.length} resources are Synced`);
     return lines.join("\n");
   }
-  const rows = shown.map((r) => [
-    r.kind,
-    r.name,
-    r.status,
-    ageOf(r, now),
-    r.lastError ?? "",
-  ]);
+  const rows = shown.map((r) => [r.kind, r.name, r.status, ageOf(r, now), r.lastError ?? ""]);
   lines.push(
     ...columns([["KIND", "NAME", "STATUS", "AGE", "MESSAGE"], ...rows].map((row) => row.map(escapeLine))),
   );

@@ -265,7 +265,12 @@ async function runPhase(
     if (!waited.has(m) || !first || "held" in first) continue;
     const again = await runResource(m, afterCreates);
     seen.note(again);
-    const merged = { ...again, sent: [...first.sent, ...again.sent] };
+    const failedRequests = (first.failedRequests ?? 0) + (again.failedRequests ?? 0);
+    const merged = {
+      ...again,
+      sent: [...first.sent, ...again.sent],
+      ...(failedRequests > 0 ? { failedRequests } : {}),
+    };
     ran[index] = merged;
     deps.onResource?.(merged);
   }

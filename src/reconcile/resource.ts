@@ -40,6 +40,7 @@ class Job {
   first: Step | undefined;
   createdEndpoint = false;
   answered = false;
+  failedRequests = 0;
   #log: Logger | undefined;
 
   constructor(
@@ -85,6 +86,7 @@ class Job {
     if (this.first) outcome.first = this.first;
     if (this.createdEndpoint) outcome.createdEndpoint = true;
     if (this.answered) outcome.answered = true;
+    if (this.failedRequests > 0) outcome.failedRequests = this.failedRequests;
     return outcome;
   }
 }
@@ -250,6 +252,8 @@ async function failed(
     );
   }
   if (!isApiError(error)) return job.finish("platform-error", messageOf(error) + unsaved);
+  // An error answer: the request was sent (an ApiError without a status never left, or got no answer).
+  if (error.context.status !== undefined) job.failedRequests++;
   job.requestId = error.context.requestId ?? job.requestId;
   if (error.context.retryable) return job.finish("platform-error", error.message + unsaved);
   const refusal = {
