@@ -133,7 +133,7 @@ describe("validate --resolve-secrets", () => {
     expect(out).toEqual([
       "pipe.yaml:12:22  DataPipe/clicks  spec.source.kinesis.accessKey.accessKeyId: secret fromEnv KINESIS_KEY_ID: the variable is not set or empty",
       `pipe.yaml:13:20  DataPipe/clicks  spec.source.kinesis.accessKey.secretKey: secret fromFile escape: a symlink leads outside the secrets folder ${secretsDir}`,
-      "2 problems; 1 valid manifest",
+      "2 problems in 1 manifest; 0 of 1 manifest valid",
     ]);
     expect(out.join("\n")).not.toContain("pod-credential");
   });
