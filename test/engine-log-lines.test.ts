@@ -75,3 +75,33 @@ describe("a resource's request id", () => {
     expect(written?.method).toBe("PATCH");
   });
 });
+
+describe("a new manifest addressing an object another manifest manages", () => {
+  let world: EngineWorld;
+  afterEach(() => world.close());
+
+  const key = (name: string) => `${header("ApiKey", name)}  organizationId: ${ids.organizationId}
+  keyId: ${ids.ciDeployerKeyId}
+  name: ci deployer
+  roles: [developer]
+`;
+
+  it("is the one found Invalid, even when it is read first; the managed one stays Synced", async () => {
+    world = await startEngineWorld();
+    await world.write("z-existing.yaml", key("ci"));
+    await world.apply();
+    // Read before z-existing.yaml: without the state's word it would keep the object.
+    await world.write("a-new.yaml", key("ci-copy"));
+
+    const result = await world.apply();
+
+    const byName = new Map(result.statuses.map((s) => [s.name, s]));
+    expect(byName.get("ci")?.status).toBe("Synced");
+    expect(byName.get("ci-copy")).toMatchObject({
+      status: "Invalid",
+      message: expect.stringContaining(
+        "spec.keyId: addresses the same API object as ApiKey/ci (z-existing.yaml:1), which driftless already manages",
+      ),
+    });
+  });
+});
