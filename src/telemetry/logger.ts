@@ -1,5 +1,6 @@
+import { createRequire } from "node:module";
 import pino, { type DestinationStream, type Logger } from "pino";
-import pretty from "pino-pretty";
+import type PinoPretty from "pino-pretty";
 import { CREDENTIAL_FIELDS } from "../credentials.js";
 
 export type { Logger };
@@ -48,6 +49,8 @@ export function createLogger(
  * (pino-pretty asks the terminal); a given destination (a test's) gets plain text.
  */
 function prettyStream(destination: DestinationStream | undefined): DestinationStream {
+  // Loaded only when used: its import costs about 100 ms, which every JSON run and validate would pay.
+  const pretty = createRequire(import.meta.url)("pino-pretty") as typeof PinoPretty;
   return pretty({
     destination: destination ?? 2,
     sync: true,
