@@ -23,7 +23,7 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 FROM node:${NODE_VERSION}-bookworm-slim
 # An ARG before the first FROM is only in scope for FROM lines: the label below needs it again.
 ARG NODE_VERSION
-ARG VERSION=0.1.0
+ARG VERSION=0.3.0
 # The git commit built (docker build --build-arg REVISION=$(git rev-parse HEAD)): driftless_build_info.
 ARG REVISION=unknown
 LABEL org.opencontainers.image.title="driftless" \

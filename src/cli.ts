@@ -35,6 +35,7 @@ const io: Io = {
   out: (text) => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`),
   err: (text) => process.stderr.write(text.endsWith("\n") ? text : `${text}\n`),
   env,
+  errIsTerminal: process.stderr.isTTY === true,
 };
 
 const program = new Command("driftless")

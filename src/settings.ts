@@ -4,6 +4,7 @@ import type { Credential } from "./credentials.js";
 import { Duration } from "./duration.js";
 import { ConfigError } from "./errors.js";
 import { CONTRACTS } from "./platform/routes.js";
+import { LOG_FORMATS } from "./telemetry/logger.js";
 
 /**
  * Every setting of driftless, described once: its flag, its environment variable (and `_FILE` twin
@@ -36,8 +37,10 @@ export type Setting = {
   credential?: true;
   /** The commands that take it; "program" for an option of driftless itself (before the command). */
   commands: readonly CommandName[] | "program";
-  /** The values the flag accepts (checked by commander, offered by completion). */
+  /** The values the flag accepts (checked by commander, offered by --help and completion). */
   choices?: readonly string[];
+  /** Other values for some commands (plan's output also takes markdown). */
+  choicesOf?: Partial<Record<CommandName, readonly string[]>>;
   /** Parses the flag's or variable's text; its `.default()` is the setting's one default. */
   parser: z.ZodType;
   help: string;
@@ -73,13 +76,25 @@ const logLevel = {
   flag: "--log-level <level>",
   commands: "program",
   choices: LOG_LEVELS,
-  parser: z.enum(LOG_LEVELS).default("info"),
-  help: "pino log level",
+  // No one default: the daemon and the simulator log from info, the commands that print a report
+  // from warn, so that their output is not mixed with log lines unless asked.
+  parser: z.enum(LOG_LEVELS).optional(),
+  help: "pino log level (unset: info for run and simulator, warn for the other commands)",
+} satisfies Setting;
+
+const logFormat = {
+  env: "DRIFTLESS_LOG_FORMAT",
+  flag: "--log-format <format>",
+  commands: "program",
+  choices: LOG_FORMATS,
+  parser: z.enum(LOG_FORMATS).optional(),
+  help: "json: a JSON object a line; pretty: a line a person reads (unset: pretty when stderr is a terminal, json otherwise)",
 } satisfies Setting;
 
 /** The settings of validate, plan, apply and run: the fields of Config. */
 export const SETTINGS = {
   logLevel,
+  logFormat,
   manifests: {
     env: "DRIFTLESS_MANIFESTS",
     flag: "--manifests <dir>",
@@ -91,7 +106,8 @@ export const SETTINGS = {
     env: "DRIFTLESS_OUTPUT",
     flag: "-o, --output <format>",
     commands: ["validate", "plan", "apply", "status", "reconcile"],
-    choices: OUTPUTS,
+    choices: ["text", "json"],
+    choicesOf: { plan: OUTPUTS },
     parser: z.enum(OUTPUTS).default("text"),
     help: "text or json; plan also markdown (a pull-request comment)",
   },
@@ -403,6 +419,7 @@ const SIMULATOR: readonly CommandName[] = ["simulator"];
 /** The settings of `driftless simulator`: the fields of SimulatorConfig. */
 export const SIMULATOR_SETTINGS = {
   logLevel,
+  logFormat,
   contract: {
     env: "DRIFTLESS_SIMULATOR_CONTRACT",
     flag: "--contract <contract>",
@@ -508,7 +525,8 @@ export function optionsOf(table: SettingTable, command: CommandName | "program")
   return settingsOf(table, command).flatMap(([, setting]) => {
     if (!setting.flag) return [];
     const option = new Option(setting.flag, helpOf(setting));
-    return [setting.choices ? option.choices(setting.choices) : option];
+    const choices = (command === "program" ? undefined : setting.choicesOf?.[command]) ?? setting.choices;
+    return [choices ? option.choices(choices) : option];
   });
 }
 

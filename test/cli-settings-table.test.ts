@@ -16,6 +16,24 @@ describe("the settings table", () => {
     },
   );
 
+  it.each(["validate", "apply", "status"] as const)(
+    "offers %s only the outputs it prints: text and json, not plan's markdown",
+    (command) => {
+      const help = driftless([command, "--help"]);
+      const markdown = driftless([command, "-o", "markdown"]);
+
+      expect(help.stdout.replace(/\s+/g, " ")).toContain('(choices: "text", "json")');
+      expect(markdown.stderr).toContain("Allowed choices are text, json.");
+      expect(markdown.code).toBe(1);
+    },
+  );
+
+  it("offers plan markdown too", () => {
+    const help = driftless(["plan", "--help"]);
+
+    expect(help.stdout.replace(/\s+/g, " ")).toContain('(choices: "text", "json", "markdown")');
+  });
+
   it("gives the settings other rooms read their defaults", () => {
     const config = Config.parse({});
 

@@ -55,7 +55,9 @@ const start = (reads: "on" | "off") =>
 
 const organizationRequests = () =>
   sim.requests
-    .filter((r) => r.route === ROUTES.getOrganization.template || r.route === ROUTES.updateOrganization.template)
+    .filter(
+      (r) => r.route === ROUTES.getOrganization.template || r.route === ROUTES.updateOrganization.template,
+    )
     .map((r) => r.method);
 
 it("reads the organization's live list before its first PATCH, which carries the sets", async () => {

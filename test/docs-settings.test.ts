@@ -41,8 +41,10 @@ function referenceRows(): Row[] {
 
 const settings: Setting[] = [
   ...Object.values(SETTINGS),
-  // logLevel is shared by both tables: one row.
-  ...Object.values(SIMULATOR_SETTINGS).filter((setting) => setting !== SIMULATOR_SETTINGS.logLevel),
+  // logLevel and logFormat are shared by both tables: one row each.
+  ...Object.values(SIMULATOR_SETTINGS).filter(
+    (setting) => setting !== SIMULATOR_SETTINGS.logLevel && setting !== SIMULATOR_SETTINGS.logFormat,
+  ),
 ];
 
 const rows = referenceRows();

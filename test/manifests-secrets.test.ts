@@ -22,9 +22,13 @@ afterEach(async () => {
 });
 
 /** The message resolveSecret throws, or "resolved: <value>". */
-async function outcome(ref: Parameters<typeof resolveSecret>[0], env: Record<string, string> = {}) {
+async function outcome(
+  ref: Parameters<typeof resolveSecret>[0],
+  env: Record<string, string> = {},
+  folder = secretsDir,
+) {
   try {
-    return `resolved: ${await resolveSecret(ref, { env, secretsDir })}`;
+    return `resolved: ${await resolveSecret(ref, { env, secretsDir: folder })}`;
   } catch (error) {
     expect(isDriftlessError(error)).toBe(true);
     return (error as Error).message;
@@ -50,7 +54,10 @@ describe("resolving a secret reference", () => {
 
     expect(await outcome({ fromFile: "db/password" })).toBe("resolved: s3cret");
     expect(await outcome({ fromFile: "db/missing" })).toBe(
-      `secret fromFile db/missing: no such file in the secrets folder ${secretsDir}`,
+      `secret fromFile db/missing: no such file in the secrets folder ${secretsDir} (DRIFTLESS_SECRETS_DIR)`,
+    );
+    expect(await outcome({ fromFile: "db/password" }, {}, join(dir, "nowhere"))).toBe(
+      `secret fromFile db/password: the secrets folder ${join(dir, "nowhere")} cannot be read: set DRIFTLESS_SECRETS_DIR (--secrets-dir) to the folder that holds the secret files`,
     );
   });
 
@@ -66,7 +73,7 @@ describe("resolving a secret reference", () => {
       /must be a path inside the secrets folder/,
     );
     expect(await outcome({ fromFile: "escape" })).toBe(
-      `secret fromFile escape: a symlink leads outside the secrets folder ${secretsDir}`,
+      `secret fromFile escape: a symlink leads outside the secrets folder ${secretsDir} (DRIFTLESS_SECRETS_DIR)`,
     );
     expect(await outcome({ fromFile: "." })).toBe(
       "secret fromFile .: names the secrets folder itself, not a file in it",
@@ -132,8 +139,8 @@ describe("validate --resolve-secrets", () => {
     expect(code).toBe(1);
     expect(out).toEqual([
       "pipe.yaml:12:22  DataPipe/clicks  spec.source.kinesis.accessKey.accessKeyId: secret fromEnv KINESIS_KEY_ID: the variable is not set or empty",
-      `pipe.yaml:13:20  DataPipe/clicks  spec.source.kinesis.accessKey.secretKey: secret fromFile escape: a symlink leads outside the secrets folder ${secretsDir}`,
-      "2 problems; 1 valid manifest",
+      `pipe.yaml:13:20  DataPipe/clicks  spec.source.kinesis.accessKey.secretKey: secret fromFile escape: a symlink leads outside the secrets folder ${secretsDir} (DRIFTLESS_SECRETS_DIR)`,
+      "2 problems in 1 manifest; 0 of 1 manifest valid",
     ]);
     expect(out.join("\n")).not.toContain("pod-credential");
   });

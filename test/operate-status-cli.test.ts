@@ -59,6 +59,8 @@ describe("driftless status", () => {
     expect(lines.find((line) => line.startsWith("ApiKey"))).toMatch(
       / Synced +\d+s +applied; not verified: the live object is not read \(DRIFTLESS_READS=off\)$/,
     );
+    // A watch is never applied: its age is since its last poll, as the status page shows it.
+    expect(lines.find((line) => line.startsWith("AlertWatch"))).toMatch(/ Synced +\d+s/);
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout).resources).toHaveLength(3);
   });

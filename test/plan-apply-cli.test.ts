@@ -142,6 +142,10 @@ describe("driftless plan / apply (built CLI)", () => {
 
     expect(applied.code).toBe(1);
     expect(applied.stdout).toMatch(/Failed\s+ApiKey\/ci/);
+    // The refused request was sent: it counts.
+    expect(applied.stdout).toMatch(
+      /^Apply: 1 request\(s\) sent \(1 answered with an error\); 0 Synced, 0 Pending, 1 Failed/m,
+    );
     expect(planned.code).toBe(1);
     expect(planned.stdout).toContain("drops its admin role");
   });

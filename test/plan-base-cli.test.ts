@@ -220,6 +220,23 @@ describe("driftless plan --base (built CLI, temporary git repository)", () => {
     expect(result.stdout).not.toContain("no longer managed");
   });
 
+  it("blames a new manifest addressing a key the base manages, not the base's own, even when read first", async () => {
+    const base = await readFile(join(dir, "api-keys.yaml"), "utf8");
+    // a-… is read before api-keys.yaml.
+    await writeFile(
+      join(dir, "a-copy.yaml"),
+      base.replace("name: ci-deployer\n  labels", "name: ci-copy\n  labels"),
+    );
+
+    const result = plan();
+
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(
+      /^x a-copy\.yaml:\d+:\d+ {2}ApiKey\/ci-copy {2}spec\.keyId: addresses the same API object as ApiKey\/ci-deployer \(api-keys\.yaml:\d+\)/m,
+    );
+    expect(result.stdout).not.toMatch(/^x api-keys\.yaml/m);
+  });
+
   it("plans the change of a hostile value on one escaped line in every output", async () => {
     const hostile = String.raw`evil\n~ ApiKey/forged: PATCH /v1/x\e[31m | <details> \u0060\u0060\u0060 \ud800 \u009b2J`;
     await edit("api-keys.yaml", (t) =>

@@ -79,6 +79,7 @@ describe("the management client", () => {
     expect(answer).toEqual({
       requestId: "req-org",
       result: { id: ORG, name: "Acme Analytics", privateEndpoints: [], byocConfig: [] },
+      timing: { budgetWaitMs: expect.any(Number), requestMs: expect.any(Number) },
     });
   });
 

@@ -20,7 +20,7 @@ describe("driftless validate, the command CI runs", () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toBe(
       "pipe.yaml:12:7  DataPipe/orders  spec.source.kafka.brokers: unknown field (not in the API's request body)\n" +
-        "1 problem; 0 valid manifests\n",
+        "1 problem in 1 manifest; 0 of 1 manifest valid\n",
     );
   });
 
@@ -54,6 +54,8 @@ describe("driftless validate, the command CI runs", () => {
     expect(missing.stdout).toContain(
       "data-pipes/orders-from-kafka.yaml:18:19  DataPipe/orders-from-kafka  spec.source.kafka.credentials.password: secret fromEnv EXAMPLE_KAFKA_PASSWORD: the variable is not set or empty\n",
     );
+    // The manifest with the problem is not counted among the valid ones.
+    expect(missing.stdout).toMatch(/^1 problem in 1 manifest; 11 of 12 manifests valid$/m);
     expect(present.code).toBe(0);
     expect(present.stdout + present.stderr).not.toContain("demo-");
   });

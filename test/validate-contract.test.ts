@@ -20,7 +20,7 @@ describe("validate --contract full", () => {
       "pipe.yaml:10:33  DataPipe/events  spec.settings.object_storage_concurrency: must be at most 35 (the published contract)",
       "pipe.yaml:11:35  DataPipe/events  spec.settings.streaming_max_insert_wait_ms: must be at least 500 (the published contract)",
       "pipe.yaml:18:12  AlertWatch/lag  spec.alertId: must be an id of 24 hexadecimal characters (the published contract)",
-      "9 problems; 3 valid manifests",
+      "9 problems in 3 manifests; 0 of 3 manifests valid",
       "",
     ]);
     expect(result.code).toBe(1);

@@ -133,7 +133,11 @@ describe("validate on the broken-manifest corpus", () => {
 
       expect(result.code).toBe(1);
       expect(result.lines.slice(0, -1)).toEqual(lines);
-      expect(result.lines.at(-1)).toMatch(new RegExp(`^${lines.length} problems?; \\d+ valid manifests?$`));
+      expect(result.lines.at(-1)).toMatch(
+        new RegExp(
+          `^${lines.length} problems? in \\d+ (manifest|file)s?( and \\d+ files?)?; \\d+ of \\d+ manifests? valid$`,
+        ),
+      );
     },
   );
 
@@ -190,7 +194,7 @@ describe("validate on hostile folders", () => {
     expect(result.code).toBe(1);
     expect(result.lines).toEqual([
       "huge.yaml:1:1  -  file is 2097155 bytes, over the 1048576-byte limit: not read",
-      "1 problem; 1 valid manifest",
+      "1 problem in 1 file; 1 of 1 manifest valid",
     ]);
   });
 
@@ -207,7 +211,7 @@ describe("validate on hostile folders", () => {
     expect(result.lines).toEqual([
       "loop-a.yaml:1:1  -  symlink loop: the link never reaches a file or folder",
       "loop-b.yaml:1:1  -  symlink loop: the link never reaches a file or folder",
-      "2 problems; 1 valid manifest",
+      "2 problems in 2 files; 1 of 1 manifest valid",
     ]);
   });
 
@@ -223,7 +227,7 @@ describe("validate on hostile folders", () => {
       "block.yaml:1:1  -  the YAML is nested too deeply or too large to parse",
       "flow.yaml:1:1001  -  the YAML is nested too deeply or too large to parse",
       "maps.yaml:1:4001  -  the YAML is nested too deeply or too large to parse",
-      "3 problems; 1 valid manifest",
+      "3 problems in 3 files; 1 of 1 manifest valid",
     ]);
   });
 
@@ -236,7 +240,7 @@ describe("validate on hostile folders", () => {
 
     expect(result.lines).toEqual([
       "keys.yaml:50003:5  -  spec.labels.k7: invalid YAML: Map keys must be unique",
-      "1 problem; 1 valid manifest",
+      "1 problem in 1 file; 1 of 1 manifest valid",
     ]);
   }, 20_000);
 
@@ -251,7 +255,7 @@ describe("validate on hostile folders", () => {
     expect(result.lines[0]).toBe(
       "many.yaml:1:5  -  a manifest is a mapping with apiVersion, kind, metadata and spec",
     );
-    expect(result.lines.at(-1)).toBe("150000 problems; 1 valid manifest");
+    expect(result.lines.at(-1)).toBe("150000 problems in 1 file; 1 of 1 manifest valid");
   });
 
   it("does not hang on a FIFO, named or linked as a manifest", async () => {
@@ -265,7 +269,7 @@ describe("validate on hostile folders", () => {
     expect(result.lines).toEqual([
       "linked.yaml:1:1  -  not a regular file: not read",
       "pipe.yaml:1:1  -  not a regular file: not read",
-      "2 problems; 1 valid manifest",
+      "2 problems in 2 files; 1 of 1 manifest valid",
     ]);
   });
 
@@ -283,7 +287,7 @@ describe("validate on hostile folders", () => {
     expect(result.lines).toEqual([
       "stolen-dir:1:1  -  symlink leads outside the manifests folder: not read",
       "stolen.yaml:1:1  -  symlink leads outside the manifests folder: not read",
-      "2 problems; 1 valid manifest",
+      "2 problems in 2 files; 1 of 1 manifest valid",
     ]);
   });
 

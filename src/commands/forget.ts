@@ -3,8 +3,7 @@ import { ConfigError, messageOf, StateError } from "../errors.js";
 import { escapeLine } from "../escape.js";
 import { parseResourceId, resourceId } from "../resources.js";
 import type { ResourceRecord } from "../state/store.js";
-import { createLogger } from "../telemetry/logger.js";
-import type { Io } from "./io.js";
+import { commandLogger, type Io } from "./io.js";
 import { createStateStore } from "./platform.js";
 
 /**
@@ -17,7 +16,7 @@ export async function forgetCommand(config: Config, id: string, io: Io): Promise
   const { kind, name } = parseResourceId(id);
   if (!kind || !name) throw new ConfigError(`${id} is not KIND/NAME, like Dashboard/overview`);
   const key = resourceId({ kind, name });
-  const store = createStateStore(config, { logger: createLogger(config.logLevel) });
+  const store = createStateStore(config, { logger: commandLogger(config, io, "warn") });
   try {
     const state = await store.load().catch((error) => {
       throw new StateError(`cannot forget ${key}: ${messageOf(error)}`, {

@@ -12,8 +12,7 @@ import type { NextStep, PassResult } from "../resources.js";
 import { planAgainstBase } from "../review/base-plan.js";
 import { renderMarkdown } from "../review/markdown.js";
 import { NOT_COMPARED, withoutSecretValues } from "../review/secret-references.js";
-import { createLogger } from "../telemetry/logger.js";
-import type { Io, OutputFormat } from "./io.js";
+import { commandLogger, type Io, type OutputFormat } from "./io.js";
 import { createPlatform, createStateStore, managementKeyIdOf, secretKeyOf } from "./platform.js";
 
 export type PlanApplyOptions = {
@@ -96,12 +95,11 @@ export function printPlan(doc: PlanDocument, format: PlanOutputFormat, io: Io, f
  * no secret is read and none can be the cause of an error.
  */
 export async function planCommand(config: Config, options: PlanOptions, io: Io): Promise<number> {
-  const logger = createLogger(config.logLevel);
+  const logger = commandLogger(config, io, "warn");
   const store = createStateStore(config, { logger, readOnly: true });
   const skip = options.secrets === "skip";
   try {
-    const platform =
-      config.reads === "on" ? await createPlatform(config, { logger, warn: io.err }) : undefined;
+    const platform = config.reads === "on" ? await createPlatform(config, { logger }) : undefined;
     try {
       const report = await planPass(
         {
@@ -176,14 +174,16 @@ export async function planBaseCommand(options: PlanBaseOptions, io: Io): Promise
  * when every resource is Synced and the manifests have no problem, 1 otherwise.
  */
 export async function applyCommand(config: Config, options: PlanApplyOptions, io: Io): Promise<number> {
-  const logger = createLogger(config.logLevel);
+  const logger = commandLogger(config, io, "warn");
   const store = createStateStore(config, { logger });
   try {
-    const platform = await createPlatform(config, { logger, warn: io.err });
+    const platform = await createPlatform(config, { logger });
     try {
       const sent: PlanView[] = [];
+      let failedRequests = 0;
       const onResource = (outcome: ResourceOutcome) => {
         sent.push(...outcome.sent);
+        failedRequests += outcome.failedRequests ?? 0;
         // In-sync resources are only counted: a pass over 10,000 of them must not print 10,000 lines.
         const quiet =
           outcome.status.status === "Synced" && outcome.sent.length === 0 && !outcome.status.message;
@@ -208,7 +208,7 @@ export async function applyCommand(config: Config, options: PlanApplyOptions, io
       });
       if (options.output === "json") {
         io.out(escapeJson(JSON.stringify({ ...result, sent, exitCode: result.ok ? 0 : 1 }, null, 2)));
-      } else io.out(applySummary(result, sent.length));
+      } else io.out(applySummary(result, { answered: sent.length, failed: failedRequests }));
       return result.ok ? 0 : 1;
     } finally {
       await platform.close();
@@ -225,8 +225,13 @@ const WHAT_NEXT: readonly (readonly [NextStep, string])[] = [
   ["operator", "needing an operator"],
 ];
 
-/** The last line of apply: requests sent, resources per status, and what comes next when not done. */
-function applySummary(result: PassResult, sent: number): string {
+/**
+ * The last line of apply: requests sent (those answered with an error among them), resources per
+ * status, and what comes next when not done.
+ */
+function applySummary(result: PassResult, requests: { answered: number; failed: number }): string {
+  const sent = requests.answered + requests.failed;
+  const failed = requests.failed > 0 ? ` (${requests.failed} answered with an error)` : "";
   const count = (status: string) => result.statuses.filter((s) => s.status === status).length;
   const optional = (status: string) => (count(status) > 0 ? `, ${count(status)} ${status}` : "");
   const statuses = `${count("Synced")} Synced, ${count("Pending")} Pending, ${count("Failed")} Failed, ${count("Unknown")} Unknown, ${count("Invalid")} Invalid${optional("Unmanaged")}${optional("Suspended")}`;
@@ -235,7 +240,7 @@ function applySummary(result: PassResult, sent: number): string {
     return n > 0 ? [`${n} ${label}`] : [];
   });
   const then = next.length > 0 ? `; next: ${next.join(", ")}` : "";
-  return `Apply: ${sent} request(s) sent; ${statuses}; ${result.manifestErrors} manifest problem(s)${then}.`;
+  return `Apply: ${sent} request(s) sent${failed}; ${statuses}; ${result.manifestErrors} manifest problem(s)${then}.`;
 }
 
 function engineDeps(

@@ -54,8 +54,6 @@ export type Platform = {
 export type PlatformDeps = {
   logger: Logger;
   metrics?: Metrics;
-  /** Receives the loud line about the built-in simulator (the CLI's stderr). */
-  warn?: (text: string) => void;
   /** Overrides of the HTTP clients' options (tests: shorter time-outs, smaller budgets). */
   http?: Partial<Pick<HttpClientOptions, "timeoutMs" | "retry">>;
   /** Overrides of the budgets (tests: a smaller window). Default MANAGEMENT_BUDGET, OBSERVABILITY_BUDGET. */
@@ -94,7 +92,7 @@ export function managementKeyIdOf(config: Config): (organizationId: string) => s
 /**
  * The API clients of `config`. With DRIFTLESS_MANAGEMENT_URL and DRIFTLESS_OBSERVABILITY_URL both unset,
  * the built-in simulator is started in-process on a free port, with its own credentials, and a warning
- * is logged and written; so is a loud warning for an `http://` URL to another machine that
+ * is logged; so is a loud warning for an `http://` URL to another machine that
  * DRIFTLESS_ALLOW_INSECURE accepted. Throws ConfigError when one URL is set without the other, or a URL
  * without its credentials.
  */
@@ -162,11 +160,11 @@ async function startBuiltInSimulator(config: Config, deps: PlatformDeps): Promis
     stateFile,
   });
   const message = `${SETTINGS.managementUrl.env} and ${SETTINGS.observabilityUrl.env} unset: using the BUILT-IN SIMULATOR, not a real platform (management ${simulator.managementUrl}, observability ${simulator.observabilityUrl})`;
+  // One line, through the logger: readable on a terminal, parsed by a log collector.
   deps.logger.warn(
     { managementUrl: simulator.managementUrl, observabilityUrl: simulator.observabilityUrl },
     message,
   );
-  deps.warn?.(`driftless: WARNING: ${message}`);
   return simulator;
 }
 
@@ -175,7 +173,6 @@ function warnOfCleartext(config: Config, deps: PlatformDeps): void {
   for (const { env, url } of cleartextUrls(config)) {
     const message = `${env} is ${url}: the platform credentials travel IN CLEAR over the network (accepted by ${SETTINGS.allowInsecure.env}=true); use https://`;
     deps.logger.warn({ setting: env, url }, message);
-    deps.warn?.(`driftless: WARNING: ${message}`);
   }
 }
 

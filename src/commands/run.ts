@@ -12,10 +12,10 @@ import { createReconciler } from "../reconcile/engine.js";
 import { createReader } from "../reconcile/send.js";
 import { SavedTileIds } from "../state/saved-tile-ids.js";
 import type { StateStore } from "../state/store.js";
-import { createLogger, type Logger } from "../telemetry/logger.js";
+import type { Logger } from "../telemetry/logger.js";
 import { createMetrics, type Metrics } from "../telemetry/metrics.js";
 import { VERSION } from "../version.js";
-import type { Io } from "./io.js";
+import { commandLogger, type Io } from "./io.js";
 import { createPlatform, createStateStore, type Platform, secretKeyOf } from "./platform.js";
 import { checkRunSettings } from "./run-settings.js";
 
@@ -33,7 +33,7 @@ const SHUTDOWN_GRACE_MS = 20_000;
  */
 export async function runCommand(config: Config, io: Io): Promise<number> {
   await checkRunSettings(config);
-  const logger = createLogger(config.logLevel);
+  const logger = commandLogger(config, io, "info");
   const registry = new Registry();
   const metrics = createMetrics(registry, { build: { version: VERSION, revision: config.buildRevision } });
   const cleanups = cleanupStack(logger);
@@ -42,7 +42,7 @@ export async function runCommand(config: Config, io: Io): Promise<number> {
   // a clean stop once started, not by Node's default of dying on the spot.
   const signals = listenForSignal();
   try {
-    const parts = await openParts(config, io, { logger, metrics }, cleanups);
+    const parts = await openParts(config, { logger, metrics }, cleanups);
     const suspension = new Suspension((value) => metrics.suspended.set(value ? 1 : 0));
     const daemon = await startDaemon(
       daemonDeps(config, io, { ...parts, suspension }, { registry, metrics, logger }),
@@ -86,14 +86,13 @@ const NOTIFY_GRACE_MS = 5_000;
 /** The platform clients, the state store and the leadership, each closed by `cleanups`. */
 async function openParts(
   config: Config,
-  io: Io,
   { logger, metrics }: { logger: Logger; metrics: Metrics },
   cleanups: ReturnType<typeof cleanupStack>,
 ): Promise<Parts> {
   // First: a webhook or GitHub setting without its credential stops the start before anything opens.
   const notifier = createNotifier(config, logger);
   if (notifier) cleanups.push(() => notifier.close(NOTIFY_GRACE_MS));
-  const platform = await createPlatform(config, { logger, metrics, warn: io.err });
+  const platform = await createPlatform(config, { logger, metrics });
   cleanups.push(() => platform.close());
   const store = createStateStore(config, { logger });
   cleanups.push(() => store.close());

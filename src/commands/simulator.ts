@@ -1,15 +1,14 @@
 import type { SimulatorConfig } from "../config.js";
 import { SETTINGS } from "../settings.js";
 import { startSimulator } from "../simulator/index.js";
-import { createLogger } from "../telemetry/logger.js";
-import type { Io } from "./io.js";
+import { commandLogger, type Io } from "./io.js";
 
 /**
  * `driftless simulator`: serves both simulated APIs until SIGTERM or SIGINT, then stops cleanly (0).
  * Prints the URLs and the demo credentials it accepts as environment assignments for driftless.
  */
 export async function simulatorCommand(config: SimulatorConfig, io: Io): Promise<number> {
-  const logger = createLogger(config.logLevel);
+  const logger = commandLogger(config, io, "info");
   const simulator = await startSimulator({
     contract: config.contract,
     host: config.host,

@@ -56,6 +56,8 @@ export const StatusBody = z.looseObject({
       lastAppliedAt: z.string().nullable(),
       verifiedAt: z.string().nullable().optional(),
       note: z.string().optional(),
+      /** Of a watch: when it was last polled. */
+      polledAt: z.string().nullable().optional(),
     }),
   ),
 });
@@ -167,13 +169,7 @@ export function table(body: StatusBody, all: boolean, now: Date): string {
     if (body.lastPass) lines.push(`all ${body.resources.length} resources are Synced ${verified(body)}`);
     return lines.join("\n");
   }
-  const rows = shown.map((r) => [
-    r.kind,
-    r.name,
-    r.status,
-    r.lastAppliedAt ? age(Date.parse(r.lastAppliedAt), now.getTime()) : "<never>",
-    r.lastError ?? r.note ?? "",
-  ]);
+  const rows = shown.map((r) => [r.kind, r.name, r.status, ageOf(r, now), r.lastError ?? r.note ?? ""]);
   lines.push(
     ...columns([["KIND", "NAME", "STATUS", "AGE", "MESSAGE"], ...rows].map((row) => row.map(escapeLine))),
   );
@@ -185,6 +181,12 @@ function verified(body: StatusBody): string {
   if (body.reads !== "on") return "(as applied; the live objects are not read: DRIFTLESS_READS=off)";
   const count = body.resources.filter((r) => r.verifiedAt).length;
   return `(${count} verified equal to git by a read)`;
+}
+
+/** Since the last successful apply, or for a watch (which driftless never writes) its last poll. */
+function ageOf(resource: StatusBody["resources"][number], now: Date): string {
+  const since = resource.lastAppliedAt ?? resource.polledAt;
+  return since ? age(Date.parse(since), now.getTime()) : "<never>";
 }
 
 /** Rows as left-aligned columns three spaces apart (the last one not padded), as kubectl prints. */

@@ -1,6 +1,8 @@
 import type { Config } from "../config.js";
 import { secretProblems } from "../manifests/check-secrets.js";
+import { manifestId } from "../manifests/identity.js";
 import { loadSettled } from "../manifests/load.js";
+import type { Manifest } from "../manifests/manifest.js";
 import { formatProblem, type Problem, sortProblems } from "../manifests/problem.js";
 import { contractProblems } from "../plan/contract-problems.js";
 import type { Contract } from "../platform/routes.js";
@@ -48,11 +50,25 @@ export async function validateCommand(
   }
 
   for (const problem of problems) io.out(formatProblem(problem));
-  const count = `${set.manifests.length} valid manifest${set.manifests.length === 1 ? "" : "s"}`;
-  io.out(
-    valid
-      ? `${count}, no problems`
-      : `${problems.length} problem${problems.length === 1 ? "" : "s"}; ${count}`,
-  );
+  io.out(summary(set.manifests, problems));
   return valid ? 0 : 1;
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+/**
+ * `12 valid manifests, no problems`, or `3 problems in 2 manifests; 10 of 12 manifests valid`: a
+ * manifest that parsed but has a problem (an unresolved secret, a contract rule) is not valid, and a
+ * problem too early to name its manifest (YAML syntax) is counted by file.
+ */
+function summary(manifests: readonly Manifest[], problems: readonly Problem[]): string {
+  if (problems.length === 0) return `${plural(manifests.length, "valid manifest")}, no problems`;
+  const invalid = new Set(problems.flatMap((p) => (p.resource ? [p.resource] : [])));
+  const unnamed = new Set(problems.flatMap((p) => (p.resource ? [] : [p.file])));
+  const valid = manifests.filter((m) => !invalid.has(manifestId(m))).length;
+  const where = [
+    ...(invalid.size > 0 ? [plural(invalid.size, "manifest")] : []),
+    ...(unnamed.size > 0 ? [plural(unnamed.size, "file")] : []),
+  ].join(" and ");
+  return `${plural(problems.length, "problem")} in ${where}; ${valid} of ${plural(valid + invalid.size, "manifest")} valid`;
 }

@@ -5,7 +5,7 @@ import { DEFAULT_PARSE_LIMITS, type ParseLimits } from "./parse.js";
 import { withPositions } from "./positions.js";
 import { type Problem, sortProblems } from "./problem.js";
 import { type ParseCache, readManifestFiles } from "./read-file.js";
-import { checkReferences } from "./references.js";
+import { checkReferences, type ReferenceOptions } from "./references.js";
 import { revisionAt } from "./revision.js";
 import { walkManifests } from "./walk.js";
 
@@ -31,6 +31,8 @@ export type LoadOptions = {
   limits?: ParseLimits;
   /** Parse results of the previous read, reused for files whose text is unchanged (see ParseCache). */
   cache?: ParseCache;
+  /** The manifests driftless already manages, for the checks between manifests (ReferenceOptions). */
+  existing?: ReferenceOptions["existing"];
 };
 
 export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
@@ -82,7 +84,7 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
       append(manifests, positioned(outcome.file, outcome.text, outcome.manifests));
   }
 
-  const checked = checkReferences(manifests);
+  const checked = checkReferences(manifests, options.existing ? { existing: options.existing } : {});
   append(problems, checked.problems);
   // git-sync swaps the link atomically; if it moved during the pass, this set is already old.
   if (link && (await realpath(dir).catch(() => undefined)) !== root) superseded = true;

@@ -13,6 +13,7 @@ import {
 } from "./manifest.js";
 import { documentStart, duplicateKey, isDocument, locator, parseYaml, type YamlFile } from "./positions.js";
 import type { Problem } from "./problem.js";
+import { fieldsAt, nearest } from "./suggest.js";
 
 /** Limits on what one file may make the parser do; a manifest is small and flat. */
 export type ParseLimits = {
@@ -138,10 +139,11 @@ function parseDocument(
     report(locate(["kind"]), message, { field: raw.kind === undefined ? undefined : "kind" });
     return;
   }
-  const parsed = KIND_SCHEMAS[raw.kind].safeParse(raw, { error: messages });
+  const schema = KIND_SCHEMAS[raw.kind];
+  const parsed = schema.safeParse(raw, { error: messages });
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
-      for (const problem of issueProblems(issue, raw, locate))
+      for (const problem of issueProblems(issue, raw, locate, schema))
         report(problem.position, problem.message, { resource, field: problem.field });
     }
     return;
@@ -161,15 +163,20 @@ function parseDocument(
  * One zod issue as problems: an unknown-fields issue names each field at its key; a field that is not
  * there at all is "required", whatever type the schema wanted.
  */
-function issueProblems(issue: z.core.$ZodIssue, raw: unknown, locate: Locate) {
+function issueProblems(issue: z.core.$ZodIssue, raw: unknown, locate: Locate, schema: z.ZodType) {
   const path = issue.path.filter((step): step is string | number => typeof step !== "symbol");
   if (issue.code === "unrecognized_keys") {
-    return issue.keys.map((key) => ({
-      position: locate([...path, key], { key: true }),
-      field: formatPath([...path, key]),
+    const known = fieldsAt(schema, path);
+    return issue.keys.map((key) => {
       // Everything under spec mirrors a request body; a field outside it is a typo or belongs elsewhere.
-      message: path[0] === "spec" ? "unknown field (not in the API's request body)" : "unknown field",
-    }));
+      const unknown = path[0] === "spec" ? "unknown field (not in the API's request body)" : "unknown field";
+      const near = nearest(key, known);
+      return {
+        position: locate([...path, key], { key: true }),
+        field: formatPath([...path, key]),
+        message: near ? `${unknown}; did you mean ${near}?` : unknown,
+      };
+    });
   }
   // A record's key broke its rule: zod says only "Invalid key"; the rule's own words are inside.
   if (issue.code === "invalid_key") {

@@ -10,16 +10,28 @@ import {
 } from "./manifest.js";
 import type { Problem } from "./problem.js";
 
+export type ReferenceOptions = {
+  /**
+   * Is this manifest one driftless already manages (its record addresses the object)? Of two manifests
+   * addressing one API object, the one already managed keeps it and the other is the problem: a new
+   * file must not turn the resource it collides with Invalid. Default: the first one read keeps it.
+   */
+  existing?: (m: Manifest) => boolean;
+};
+
 /**
  * Checks that need more than one manifest: names unique per kind, no two manifests addressing the same
  * API object, and references by manifest name (DataPipe → ReversePrivateEndpoint, AlertWatch →
  * Dashboard and tile). Returns the manifests that can be acted on: the first of two duplicates is
  * kept, a later duplicate and a manifest with a broken reference are dropped (each with a problem).
  */
-export function checkReferences(manifests: Manifest[]): { manifests: Manifest[]; problems: Problem[] } {
+export function checkReferences(
+  manifests: Manifest[],
+  options: ReferenceOptions = {},
+): { manifests: Manifest[]; problems: Problem[] } {
   const check = new Check();
   uniqueNames(manifests, check);
-  oneManifestPerObject(manifests, check);
+  oneManifestPerObject(manifests, check, options.existing);
   const endpoints = byName(manifests, "ReversePrivateEndpoint", check);
   const dashboards = byName(manifests, "Dashboard", check);
   for (const m of manifests) {
@@ -60,19 +72,28 @@ function uniqueNames(manifests: readonly Manifest[], check: Check): void {
  * One API object, one manifest, whatever the case of its ids (identity.ts): two would fight over it on
  * every pass. Two watches of one alert or one service would export the same metric series twice.
  */
-function oneManifestPerObject(manifests: readonly Manifest[], check: Check): void {
+function oneManifestPerObject(
+  manifests: readonly Manifest[],
+  check: Check,
+  existing: (m: Manifest) => boolean = () => false,
+): void {
   const owners = new Map<string, Manifest>();
   for (const m of manifests) {
     const object = manifestObject(m);
     if (check.dropped.has(m) || object === undefined) continue;
     const first = owners.get(object);
-    if (!first) owners.set(object, m);
-    else
-      check.report(
-        m,
-        ["spec", addressField(m.kind)],
-        `addresses the same API object as ${resourceId(first)} (${where(first)})`,
-      );
+    if (!first) {
+      owners.set(object, m);
+      continue;
+    }
+    // The one already managed keeps the object; otherwise the first one read.
+    const [owner, other] = existing(m) && !existing(first) ? [m, first] : [first, m];
+    owners.set(object, owner);
+    check.report(
+      other,
+      ["spec", addressField(other.kind)],
+      `addresses the same API object as ${resourceId(owner)} (${where(owner)})${existing(owner) ? ", which driftless already manages" : ""}`,
+    );
   }
 }
 

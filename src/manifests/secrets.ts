@@ -2,6 +2,10 @@ import { readFile, realpath } from "node:fs/promises";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { z } from "zod";
 import { ConfigError } from "../errors.js";
+import { SETTINGS } from "../settings.js";
+
+/** The setting that names the secrets folder: its errors say which to set. */
+const SECRETS_DIR = SETTINGS.secretsDir;
 
 /**
  * Secret references. A manifest comes from git and is trusted less than the pod, so a credential is
@@ -76,10 +80,8 @@ export async function resolveSecret(ref: SecretRef, sources: SecretSources): Pro
     root = await realpath(sources.secretsDir);
   } catch (error) {
     throw new ConfigError(
-      `secret fromFile ${path}: the secrets folder ${sources.secretsDir} cannot be read`,
-      {
-        cause: error,
-      },
+      `secret fromFile ${path}: the secrets folder ${sources.secretsDir} cannot be read: set ${SECRETS_DIR.env} (${SECRETS_DIR.flag.split(" ")[0]}) to the folder that holds the secret files`,
+      { cause: error },
     );
   }
   let real: string;
@@ -87,10 +89,8 @@ export async function resolveSecret(ref: SecretRef, sources: SecretSources): Pro
     real = await realpath(join(root, path));
   } catch (error) {
     throw new ConfigError(
-      `secret fromFile ${path}: no such file in the secrets folder ${sources.secretsDir}`,
-      {
-        cause: error,
-      },
+      `secret fromFile ${path}: no such file in the secrets folder ${sources.secretsDir} (${SECRETS_DIR.env})`,
+      { cause: error },
     );
   }
   const inside = relative(root, real);
@@ -99,7 +99,7 @@ export async function resolveSecret(ref: SecretRef, sources: SecretSources): Pro
   }
   if (inside.startsWith(`..${sep}`) || inside === ".." || isAbsolute(inside)) {
     throw new ConfigError(
-      `secret fromFile ${path}: a symlink leads outside the secrets folder ${sources.secretsDir}`,
+      `secret fromFile ${path}: a symlink leads outside the secrets folder ${sources.secretsDir} (${SECRETS_DIR.env})`,
     );
   }
   try {

@@ -61,6 +61,27 @@ export type AcquireOptions = {
    * rejects the wait at once with a HeldError, instead of letting it sleep past the deadline.
    */
   deadlineMs?: number;
+  /**
+   * Called once, at once, when the request cannot be granted now and must wait: how long at least and
+   * why, so that the caller can say so before the silence (a wait of 10 s looks like a hang).
+   */
+  onWait?: (wait: BudgetWait) => void;
+};
+
+/**
+ * A wait that starts: at least `atLeastMs` (the time until the window frees a grant or the platform's
+ * hold ends; longer when others wait before it), and why: the budget is spent (`used` of `limit` in
+ * `windowSeconds`), or the platform holds the credential (`holdReason`).
+ */
+export type BudgetWait = {
+  atLeastMs: number;
+  why: "budget" | "hold";
+  used: number;
+  limit: number;
+  windowSeconds: number;
+  /** Requests already waiting before this one. */
+  ahead: number;
+  holdReason?: string;
 };
 
 export interface Budget {
@@ -183,12 +204,37 @@ export function createBudget(options: BudgetOptions): Budget {
   };
 
   return {
-    acquire(priority, { signal, deadlineMs = Number.POSITIVE_INFINITY } = {}) {
+    acquire(priority, { signal, deadlineMs = Number.POSITIVE_INFINITY, onWait } = {}) {
       if (signal?.aborted) return Promise.reject(signal.reason);
       return new Promise<Release>((resolve, reject) => {
-        const settle = { resolve, reject, deadline: now() + deadlineMs };
+        let settled = false;
+        const settle = {
+          resolve: (release: Release) => {
+            settled = true;
+            resolve(release);
+          },
+          reject: (reason: unknown) => {
+            settled = true;
+            reject(reason);
+          },
+          deadline: now() + deadlineMs,
+        };
+        const ahead = countWaiting(queues);
         queues[priority].push(waiterOf(queues[priority], settle, signal, pump));
         pump();
+        if (settled || !onWait) return;
+        const at = now();
+        const free = freeAt(slots, at, { requests, windowMs });
+        const why = held.until > free.at ? "hold" : "budget";
+        onWait({
+          atLeastMs: Math.max(0, Math.max(free.at, held.until) - at),
+          why,
+          used: free.slots.length,
+          limit: requests,
+          windowSeconds: windowMs / 1000,
+          ahead,
+          ...(why === "hold" ? { holdReason: held.reason } : {}),
+        });
       });
     },
     hold(ms, reason) {
@@ -198,8 +244,12 @@ export function createBudget(options: BudgetOptions): Budget {
     },
     usage() {
       slots = freeAt(slots, now(), { requests, windowMs }).slots;
-      const waiters = PRIORITIES.reduce((sum, priority) => sum + queues[priority].length, 0);
-      return { used: slots.length, limit: requests, windowSeconds: windowMs / 1000, waiting: waiters };
+      return {
+        used: slots.length,
+        limit: requests,
+        windowSeconds: windowMs / 1000,
+        waiting: countWaiting(queues),
+      };
     },
   };
 }
@@ -248,6 +298,10 @@ function firstWaiter(queues: Queues): Waiter | undefined {
     if (waiter) return waiter;
   }
   return undefined;
+}
+
+function countWaiting(queues: Queues): number {
+  return PRIORITIES.reduce((sum, priority) => sum + queues[priority].length, 0);
 }
 
 function waiting(queues: Queues): boolean {

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Api } from "../errors.js";
 import type { Priority } from "./budget.js";
-import type { HttpClient } from "./http.js";
+import type { HttpClient, RequestTiming } from "./http.js";
 import { type Answers, type Bodies, type Params, ROUTES, type RouteName } from "./routes.js";
 
 /**
@@ -23,7 +23,8 @@ export type CallOptions = {
   guard?: () => void | Promise<void>;
 };
 
-export type Answer<T> = { result: T; requestId?: string };
+/** The result, the request id when the platform gave one, and where the request's time went. */
+export type Answer<T> = { result: T; requestId?: string; timing?: RequestTiming };
 
 export interface PlatformClient {
   /**
@@ -90,7 +91,11 @@ export function createPlatformClient(http: Readonly<PlatformHttp>): PlatformClie
     });
     // The management envelope carries the request id; the x-request-id header does on either API.
     const requestId = answer.data.requestId ?? answer.requestId;
-    return { result: answer.data.result, ...(requestId ? { requestId } : {}) };
+    return {
+      result: answer.data.result,
+      ...(requestId ? { requestId } : {}),
+      ...(answer.timing ? { timing: answer.timing } : {}),
+    };
   }
   return { call };
 }

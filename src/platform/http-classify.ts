@@ -40,7 +40,14 @@ export type HttpResponse<T> = {
   /** The `x-request-id` header, or else the body's top-level `requestId` (the management envelope). */
   requestId?: string;
   status: number;
+  /**
+   * Where the request's time went, over all its attempts: waiting for the rate budget, and on the wire
+   * (sending to the end of the answer). Retry back-offs are in neither.
+   */
+  timing?: RequestTiming;
 };
+
+export type RequestTiming = { budgetWaitMs: number; requestMs: number };
 
 /** What one attempt came to: an answer (read, or too large to read), or a failure before any answer. */
 export type Attempt =

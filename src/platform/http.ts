@@ -7,6 +7,7 @@ import type { Metrics } from "../telemetry/metrics.js";
 import { VERSION } from "../version.js";
 import {
   type Budget,
+  type BudgetWait,
   DEFAULT_MAX_SERVER_WAIT_MS,
   isHeldError,
   MAX_TIMER_MS,
@@ -23,13 +24,14 @@ import {
   describeWait,
   type HttpMethod,
   type HttpResponse,
+  type RequestTiming,
   type RetryOptions,
   reasonOf,
   requestIdOf,
 } from "./http-classify.js";
 import { expandTemplate } from "./routes.js";
 
-export type { HttpMethod, HttpResponse, RetryOptions } from "./http-classify.js";
+export type { HttpMethod, HttpResponse, RequestTiming, RetryOptions } from "./http-classify.js";
 export { DEFAULT_RETRY } from "./http-classify.js";
 
 /**
@@ -182,11 +184,19 @@ async function request<T>(client: Client, req: HttpRequest<T>): Promise<HttpResp
   let firstSentAt: number | undefined;
   const elapsedMs = () => (firstSentAt === undefined ? 0 : client.monotonic() - firstSentAt);
   const leftMs = () => client.retry.deadlineMs - elapsedMs();
+  const timing = { budgetWaitMs: 0, requestMs: 0 };
 
   for (let number = 1; ; number++) {
     const priority = number === 1 ? req.priority : "retry";
-    const { attempt, durationMs, sentAt } = await budgeted(client, call, { priority, leftMs, req });
+    const { attempt, durationMs, sentAt, waitedMs } = await budgeted(client, call, {
+      priority,
+      leftMs,
+      req,
+      log,
+    });
     firstSentAt ??= sentAt;
+    timing.budgetWaitMs += waitedMs;
+    timing.requestMs += durationMs;
     const decision = classify(attempt, {
       ...context,
       // The wall clock only reads a Retry-After given as a date; every duration is monotonic.
@@ -194,7 +204,7 @@ async function request<T>(client: Client, req: HttpRequest<T>): Promise<HttpResp
       aborted: signal?.aborted ?? false,
     });
     report(client, { call, decision, attempt, number, durationMs }, log);
-    if (decision.action === "return") return decision.response;
+    if (decision.action === "return") return { ...decision.response, timing: rounded(timing) };
     if (decision.action === "throw") throw decision.error;
     const delayMs = Math.round(decision.delayMs);
     log.info({ attempt: number, delayMs, reason: codeOf(attempt) }, "retrying api request");
@@ -202,6 +212,10 @@ async function request<T>(client: Client, req: HttpRequest<T>): Promise<HttpResp
       throw decision.error;
     });
   }
+}
+
+function rounded(timing: RequestTiming): RequestTiming {
+  return { budgetWaitMs: Math.round(timing.budgetWaitMs), requestMs: Math.round(timing.requestMs) };
 }
 
 /** What classify reads that stays the same for every attempt of one request. */
@@ -238,14 +252,21 @@ type Call = {
 async function budgeted(
   client: Client,
   call: Call,
-  { priority, leftMs, req }: { priority: Priority; leftMs: () => number; req: HttpRequest<unknown> },
+  {
+    priority,
+    leftMs,
+    req,
+    log,
+  }: { priority: Priority; leftMs: () => number; req: HttpRequest<unknown>; log: Logger },
 ) {
   const { api, metrics } = client;
   const { method, route } = call;
   const { signal } = req;
   const waitStart = performance.now();
+  const waitStartedAt = client.monotonic();
+  const onWait = (wait: BudgetWait) => logWait(log, priority, wait);
   const release = await client.budget
-    .acquire(priority, { deadlineMs: Math.max(0, leftMs()), ...(signal ? { signal } : {}) })
+    .acquire(priority, { deadlineMs: Math.max(0, leftMs()), onWait, ...(signal ? { signal } : {}) })
     .catch((error: unknown) => {
       if (!isHeldError(error)) throw error;
       throw new ApiError(
@@ -255,6 +276,7 @@ async function budgeted(
       );
     });
   metrics?.apiBudgetWaitSeconds.observe({ api, priority }, (performance.now() - waitStart) / 1000);
+  const waitedMs = client.monotonic() - waitStartedAt;
   try {
     // Asked after the grant, right before the send: the wait may have been long.
     if (signal?.aborted) throw signal.reason;
@@ -270,7 +292,25 @@ async function budgeted(
   if (call.organization)
     metrics?.organizationRequests.inc({ organization: call.organization, code: codeOf(attempt) });
   metrics?.apiRequestDuration.observe({ api, method, route }, durationMs / 1000);
-  return { attempt, durationMs, sentAt };
+  return { attempt, durationMs, sentAt, waitedMs };
+}
+
+/**
+ * A person notices a pause of a second: such a wait is said at info, before it starts, with why; a
+ * shorter one only at debug.
+ */
+export const NOTICEABLE_WAIT_MS = 1000;
+
+function logWait(log: Logger, priority: Priority, wait: BudgetWait): void {
+  const level = wait.atLeastMs >= NOTICEABLE_WAIT_MS ? "info" : "debug";
+  const why =
+    wait.why === "hold"
+      ? `the platform holds this credential: ${wait.holdReason}`
+      : `${wait.used} of ${wait.limit} requests per ${wait.windowSeconds} s spent`;
+  log[level](
+    { priority, waitMs: Math.round(wait.atLeastMs), why, waitingBefore: wait.ahead },
+    "waiting for the rate budget",
+  );
 }
 
 /** The debug line of an attempt, the rate-limit metric, and what a server's wait does to the budget. */

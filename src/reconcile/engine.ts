@@ -123,6 +123,7 @@ async function applyPass(deps: EngineDeps, options: ApplyOptions, memory: Memory
     "reconcile pass started",
   );
   if (deps.live) await readAndFold(deps, deps.live, pass, log);
+  logProblems(log, pass.set.problems);
   const effects = applyEffects(deps, pass, options.signal);
   const now = deps.now?.() ?? new Date();
   deps.suspension?.sync(pass.state);
@@ -223,6 +224,25 @@ function remember(
     else if (outcome.answered) memory.refusals.delete(id);
   }
   memory.carried = new Map([...effects.dirty.keys()].map((id) => [id, pass.state.resources[id]]));
+}
+
+/** The most problems one log line carries; validate lists them all. */
+const LOGGED_PROBLEMS = 50;
+
+/**
+ * The manifests' problems themselves, not only their count: where, which field, what. A problem's
+ * message never holds a secret's value (the manifests hold references, and validation never echoes a
+ * value it reads from a secret).
+ */
+function logProblems(log: Logger, problems: readonly Problem[]): void {
+  if (problems.length === 0) return;
+  const listed = problems.slice(0, LOGGED_PROBLEMS).map((problem) => ({
+    at: `${problem.file}:${problem.line}:${problem.col}`,
+    ...(problem.resource ? { resource: problem.resource } : {}),
+    ...(problem.field ? { field: problem.field } : {}),
+    message: problem.message,
+  }));
+  log.warn({ count: problems.length, problems: listed }, "manifests have problems");
 }
 
 function invalidStatus(id: string, problems: Problem[], record: ResourceRecord | undefined): ResourceStatus {

@@ -39,8 +39,10 @@ export function passOf(set: ManifestSet, state: State, startedAt: Date, secretKe
 
 /** Reads the manifests and the state. Throws ConfigError (the folder), StateError (the state). */
 export async function startPass(deps: EngineDeps): Promise<Pass> {
-  const set = await loadSettled(deps.manifests, { cache: deps.parseCache });
+  // The state first: of two manifests addressing one object, the one it has a record of keeps it.
   const state = await deps.store.load();
+  const existing = (m: Manifest) => state.resources[manifestId(m)] !== undefined;
+  const set = await loadSettled(deps.manifests, { cache: deps.parseCache, existing });
   return passOf(set, state, deps.now?.() ?? new Date(), deps.secretKey?.() ?? state.salt);
 }
 
@@ -266,7 +268,12 @@ async function runPhase(
     if (!waited.has(m) || !first || "held" in first) continue;
     const again = await runResource(m, afterCreates);
     seen.note(again);
-    const merged = { ...again, sent: [...first.sent, ...again.sent] };
+    const failedRequests = (first.failedRequests ?? 0) + (again.failedRequests ?? 0);
+    const merged = {
+      ...again,
+      sent: [...first.sent, ...again.sent],
+      ...(failedRequests > 0 ? { failedRequests } : {}),
+    };
     ran[index] = merged;
     deps.onResource?.(merged);
   }

@@ -42,6 +42,7 @@ class Job {
   first: Step | undefined;
   createdEndpoint = false;
   answered = false;
+  failedRequests = 0;
   #log: Logger | undefined;
 
   constructor(
@@ -73,7 +74,9 @@ class Job {
     message?: string,
     signals?: Pick<ResourceOutcome, "stopped" | "refusal">,
   ): ResourceOutcome {
-    const { manifest, requestId } = this;
+    const { manifest } = this;
+    // This pass's request, else the last write's: a Synced resource names the request that made it so.
+    const requestId = this.requestId ?? this.record?.requestId;
     const organization = "organizationId" in manifest.spec ? manifest.spec.organizationId : undefined;
     const lastAppliedAt = this.record?.appliedAt;
     const status = resultOf(manifest, cause, { organization, message, requestId, lastAppliedAt });
@@ -85,6 +88,7 @@ class Job {
     if (this.first) outcome.first = this.first;
     if (this.createdEndpoint) outcome.createdEndpoint = true;
     if (this.answered) outcome.answered = true;
+    if (this.failedRequests > 0) outcome.failedRequests = this.failedRequests;
     return outcome;
   }
 }
@@ -177,20 +181,24 @@ async function send(
   // Record the answer and save at once, so a crash loses nothing that was sent. A save that fails
   // leaves the record in memory for the pass's next save; on disk a create keeps its intent, so a
   // crash now shows Unknown rather than creating the endpoint twice.
-  job.write(recordResult(step.input, step.plan, answer.result, new Date().toISOString()));
+  const record = recordResult(step.input, step.plan, answer.result, new Date().toISOString());
+  job.write(answer.requestId ? { ...record, requestId: answer.requestId } : record);
   try {
     await effects.save();
   } catch (error) {
     return job.finish("save-failed", `sent, but the state could not be saved: ${messageOf(error)}`);
   }
-  const durationMs = Math.round(performance.now() - started);
+  // The request's own time apart from its wait for the rate budget: a 10 s wait is not a slow API.
+  const timing = answer.timing ?? { budgetWaitMs: 0, requestMs: 0 };
+  const totalMs = Math.round(performance.now() - started);
   const { method, template } = route;
-  // A re-assertion changes nothing driftless knows of: it names what it sent again instead.
-  const changed = step.plan.changes.map((c) => c.path);
+  // A re-assertion changes nothing driftless knows of: it names what it sent again instead. A list
+  // field changed by several entries (two endpoints added) is one field.
+  const changed = [...new Set(step.plan.changes.map((c) => c.path))];
   const fields = changed.length > 0 ? changed : pathsOf(step.request.body);
   const reasserted = changed.length === 0 ? { reasserted: true } : {};
   job.log.info(
-    { method, route: template, fields, ...reasserted, requestId: job.requestId, durationMs },
+    { method, route: template, fields, ...reasserted, requestId: job.requestId, ...timing, totalMs },
     "resource applied",
   );
   return undefined;
@@ -257,6 +265,8 @@ async function failed(
     );
   }
   if (!isApiError(error)) return job.finish("platform-error", messageOf(error) + unsaved);
+  // An error answer: the request was sent (an ApiError without a status never left, or got no answer).
+  if (error.context.status !== undefined) job.failedRequests++;
   job.requestId = error.context.requestId ?? job.requestId;
   if (error.context.retryable) return job.finish("platform-error", error.message + unsaved);
   const refusal = {

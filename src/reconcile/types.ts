@@ -145,6 +145,8 @@ export type ResourceOutcome = {
   refusal?: Refusal;
   /** The platform answered a request of this resource: an earlier refusal no longer holds. */
   answered?: true;
+  /** Requests that reached the platform and were answered with an error (not in `sent`). */
+  failedRequests?: number;
 };
 
 /** One pass as it goes: the manifests and state it read, which resources are valid, when it started. */

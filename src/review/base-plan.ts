@@ -35,8 +35,10 @@ export async function planAgainstBase(
   baseRef: string,
   now = new Date(),
 ): Promise<BasePlanResult> {
-  const head = await loadSettled(dir);
   const base = await loadBase(baseRef, dir);
+  // Of two head manifests addressing one object, the one the base already had keeps it.
+  const known = new Set(base.manifests.map(resourceId));
+  const head = await loadSettled(dir, { existing: (m) => known.has(resourceId(m)) });
   const log = createLogger("silent");
   // What driftless would hold once it had applied the base: the base applied to nothing, dry.
   const basePass = passOf(base, emptyState(), now);

@@ -29,6 +29,8 @@ export const ResourceRecord = z.looseObject({
   applied: AnyObject.optional(),
   /** ISO-8601 time of the last successful apply. */
   appliedAt: z.string().optional(),
+  /** The platform's request id of the last successful write, when it gave one (for its support). */
+  requestId: z.string().optional(),
   /** The last result the platform returned (credentials are never in results). */
   observed: AnyObject.optional(),
   /** Server-assigned id (reverse private endpoints). */
