@@ -74,7 +74,7 @@ describe("neither URL set", () => {
 
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(
-      /WARNING: DRIFTLESS_MANAGEMENT_URL and DRIFTLESS_OBSERVABILITY_URL unset: using the BUILT-IN SIMULATOR/,
+      /"msg":"DRIFTLESS_MANAGEMENT_URL and DRIFTLESS_OBSERVABILITY_URL unset: using the BUILT-IN SIMULATOR/,
     );
   });
 });

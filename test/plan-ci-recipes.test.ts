@@ -1,15 +1,19 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { chmod, cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { basename, join } from "node:path";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { repo } from "./helpers/cli.js";
 
 /**
  * The CI recipes of docs/ci run as written: their commands are taken from the YAML (not copied
- * here) and run by bash in a temporary git repository with two commits. `driftless` is the built CLI;
- * `gh` and `curl` are fakes that record what they were asked, so no CI service is contacted.
+ * here) and run by bash in a temporary git repository with two commits. Their install step installs
+ * the tarball `npm pack` made of this build, at the path the recipe names (so the recipe's name for it
+ * is the one npm gives it): `npm` is a fake that lays the package out as `npm install --global` does,
+ * linking its dependencies to the repository's own (tests reach no registry; test/install-package
+ * packs a fresh clone). `gh` and `curl` are fakes that record what they were asked, so no CI service
+ * is contacted.
  */
 
 type Run = { code: number | null; stdout: string; stderr: string };
@@ -17,6 +21,22 @@ type Run = { code: number | null; stdout: string; stderr: string };
 let root: string;
 let bin: string;
 let baseSha: string;
+/** The tarball of this build, packed once for the file (dist/ is built by then). */
+let tarball: string;
+let packs: string;
+
+beforeAll(async () => {
+  packs = await mkdtemp(join(tmpdir(), "driftless-ci-pack-"));
+  const out = execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", packs], {
+    cwd: repo,
+    encoding: "utf8",
+  });
+  tarball = join(packs, (JSON.parse(out) as Array<{ filename: string }>)[0]?.filename ?? "");
+});
+
+afterAll(async () => {
+  await rm(packs, { recursive: true, force: true });
+});
 
 const git = (...args: string[]) =>
   execFileSync("git", ["-c", "user.email=ci@example.com", "-c", "user.name=ci", ...args], {
@@ -47,11 +67,17 @@ beforeEach(async () => {
   root = await mkdtemp(join(tmpdir(), "driftless-ci-"));
   bin = join(root, ".bin");
   await mkdir(bin);
-  await writeFile(
-    join(bin, "driftless"),
-    `#!/bin/sh\nexec "${process.execPath}" "${join(repo, "dist", "cli.js")}" "$@"\n`,
+  // npm install --global TARBALL: the package under lib/node_modules, its program linked into bin/.
+  const home = join(root, ".global", "driftless");
+  await fake(
+    "npm",
+    `[ "$1 $2" = "install --global" ] || exit 2
+rm -rf "${home}" && mkdir -p "${home}" && tar -xzf "$3" -C "${home}" --strip-components=1
+ln -s "${join(repo, "node_modules")}" "${home}/node_modules"
+chmod +x "${home}/dist/cli.js" && ln -sf "${home}/dist/cli.js" "${join(bin, "driftless")}"`,
   );
-  await chmod(join(bin, "driftless"), 0o755);
+  await mkdir(join(root, "tools"));
+  await cp(tarball, join(root, "tools", basename(tarball)));
   // gh: lists the comment made by an earlier POST, if any.
   await fake(
     "gh",
@@ -70,7 +96,10 @@ if [[ "$*" == *body@plan.md* ]]; then cp plan.md "${join(root, "posted.md")}"; f
   );
   await cp(join(repo, "examples"), join(root, "manifests"), { recursive: true });
   await rm(join(root, "manifests", "secrets"), { recursive: true });
-  await writeFile(join(root, ".gitignore"), ".bin/\n*.log\nplan.md\nposted.md\ncomment-id\nnote-id\n");
+  await writeFile(
+    join(root, ".gitignore"),
+    ".bin/\n.global/\ntools/\n*.log\nplan.md\nposted.md\ncomment-id\nnote-id\n",
+  );
   git("init", "-q", "-b", "main");
   git("add", ".");
   git("commit", "-qm", "base");
@@ -106,7 +135,7 @@ describe("docs/ci/github-actions.yaml", () => {
   async function workflow() {
     const doc = parse(await readFile(join(repo, "docs", "ci", "github-actions.yaml"), "utf8"));
     const job = doc.jobs.plan as { env: Record<string, string>; steps: Step[] };
-    return { env: job.env, steps: job.steps.filter((s) => s.run && s.name !== "Install driftless") };
+    return { env: job.env, steps: job.steps.filter((s) => s.run) };
   }
 
   /** Runs every `run` step in order, as the runner does, with `${{ }}` expressions filled in. */
@@ -154,6 +183,7 @@ describe("docs/ci/github-actions.yaml", () => {
     await commitChange("name: Acme", "name: Acme Inc");
     const second = await runJob();
 
+    expect(first["Install driftless"]?.code, first["Install driftless"]?.stderr).toBe(0);
     expect(first.Validate?.code).toBe(0);
     expect(first["Plan against the base"]?.stdout).toContain('      name: "Acme Analytics" -> "Acme"');
     expect(posted).toMatch(/^<!-- driftless-plan -->\n\*\*driftless plan\*\*: 1 to send; 11 in sync\./);
@@ -191,8 +221,12 @@ describe("docs/ci/github-actions.yaml", () => {
 describe("docs/ci/gitlab-ci.yaml", () => {
   async function runJob(): Promise<Run> {
     const doc = parse(await readFile(join(repo, "docs", "ci", "gitlab-ci.yaml"), "utf8"));
-    const job = doc["driftless-plan"] as { variables: Record<string, string>; script: string[] };
-    return bash(job.script.join("\n"), {
+    const job = doc["driftless-plan"] as {
+      variables: Record<string, string>;
+      before_script: string[];
+      script: string[];
+    };
+    return bash([...job.before_script, ...job.script].join("\n"), {
       ...job.variables,
       CI_MERGE_REQUEST_DIFF_BASE_SHA: baseSha,
       CI_API_V4_URL: "https://gitlab.invalid/api/v4",
