@@ -3,7 +3,7 @@ import type { SoakReport } from "./run.js";
 /**
  * What a soak test file runs, from the environment (docs/development.md, "The fault soak"): SOAK_SEED
  * alone when set, else the fixed seed and SOAK_RANDOM_SEEDS random ones (default 1); SOAK_SECONDS of
- * faults each (default 20); SOAK_STEPS, exactly that many steps instead (a replay).
+ * faults each (default 10); SOAK_STEPS, exactly that many steps instead (a replay).
  */
 
 /** The seed every run of the suite soaks, beside the random ones. */
@@ -16,7 +16,7 @@ export function soakSeeds(): number[] {
   return [FIXED_SEED, ...Array.from({ length: random }, () => 1 + Math.floor(Math.random() * 999_999))];
 }
 
-export const soakSeconds = (): number => Number(process.env.SOAK_SECONDS ?? 20);
+export const soakSeconds = (): number => Number(process.env.SOAK_SECONDS ?? 10);
 
 export const soakSteps = (): number | undefined =>
   process.env.SOAK_STEPS ? Number(process.env.SOAK_STEPS) : undefined;
