@@ -103,6 +103,6 @@ describe("a lone daemon on the Kubernetes store, its poll rounds checking tile i
     expect(loadsBefore).toBeLessThanOrEqual(passesBefore + 1);
     expect(watch).toMatchObject({ name: "ingest-lag", status: "Synced" });
     expect(conflicts).toEqual([]);
-    expect(run.keyPatches().at(-1)?.body).toMatchObject({ name: "key-12" });
+    expect(run.keyPatches().at(-1)?.body).toMatchObject({ name: "key-6" });
   }, 120_000);
 });
