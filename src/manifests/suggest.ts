@@ -78,22 +78,21 @@ export function nearest(typo: string, known: readonly string[]): string | undefi
 
 /** Optimal string alignment distance: insertions, deletions, substitutions and swaps of neighbours. */
 function editDistance(a: string, b: string): number {
-  const rows = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
-  for (let j = 0; j <= b.length; j++) (rows[0] as number[])[j] = j;
+  // One flat table of (a.length + 1) × (b.length + 1) cells; at(i, j) reads a cell, 0 outside it.
+  const width = b.length + 1;
+  const cells = new Uint16Array((a.length + 1) * width);
+  const at = (i: number, j: number) => cells[i * width + j] ?? 0;
+  for (let i = 0; i <= a.length; i++) cells[i * width] = i;
+  for (let j = 0; j <= b.length; j++) cells[j] = j;
   for (let i = 1; i <= a.length; i++) {
-    const row = rows[i] as number[];
-    const above = rows[i - 1] as number[];
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      row[j] = Math.min(
-        (above[j] as number) + 1,
-        (row[j - 1] as number) + 1,
-        (above[j - 1] as number) + cost,
-      );
+      let distance = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
       if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        row[j] = Math.min(row[j] as number, ((rows[i - 2] as number[])[j - 2] as number) + 1);
+        distance = Math.min(distance, at(i - 2, j - 2) + 1);
       }
+      cells[i * width + j] = distance;
     }
   }
-  return (rows[a.length] as number[])[b.length] as number;
+  return at(a.length, b.length);
 }
