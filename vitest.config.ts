@@ -32,6 +32,7 @@ export default defineConfig({
           include: ["test/**/*.test.ts", "src/**/*.test.ts"],
           exclude: mocking,
           isolate: false,
+          setupFiles: ["test/setup/real-timers.ts"],
         },
       },
       { extends: true, test: { name: "isolated", include: mocking, isolate: true } },

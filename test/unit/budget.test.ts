@@ -162,6 +162,9 @@ describe("rule: a server hold stops every grant until its end, capped at maxServ
   });
 
   it("never arms a timer longer than Node's limit, even with no maximum", async () => {
+    // On the real timers: a spy on a faked setTimeout restores the fake, which then outlives
+    // useRealTimers and stops every timer of the later test files sharing this worker.
+    vi.useRealTimers();
     const delays: number[] = [];
     const real = globalThis.setTimeout;
     const spy = vi.spyOn(globalThis, "setTimeout").mockImplementation(((fn: () => void, ms?: number) => {
