@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { statusOf, useDaemonRun } from "./helpers/daemon-run.js";
+import { KEY_ROUTE, statusOf, useDaemonRun } from "./helpers/daemon-run.js";
 import { until } from "./helpers/wait.js";
 
 /**
@@ -12,8 +12,13 @@ const run = useDaemonRun();
 
 describe("driftless run, stopped while the platform asks it to wait", () => {
   it("exits 0 on SIGTERM while polls and retries wait out a long Retry-After", async () => {
+    // The pass's PATCH meets the 429, whatever polls ran first: its retry then waits for the hold (a
+    // poll meeting it first could end the pass before, and a poll fails rather than wait past its
+    // deadline, leaving nothing to wait).
     run.simulator.inject({
       api: "management",
+      method: "PATCH",
+      route: KEY_ROUTE,
       kind: "status",
       status: 429,
       // Shorter than a request's 120 s deadline, so that requests wait for it (a longer hold fails them).
@@ -21,8 +26,7 @@ describe("driftless run, stopped while the platform asks it to wait", () => {
       count: Number.POSITIVE_INFINITY,
     });
     const daemon = await run.start();
-    // Whichever request meets the first 429 (the pass's PATCH or a poll), it holds the budget for 60 s:
-    // the pass, its retry and the polls, every second, then wait for it.
+    // The 429 holds the budget for 60 s: the PATCH's retry and the polls, every second, wait for it.
     await until(() => run.simulator.requests.some((r) => r.status === 429));
     const waiting = await until(async () => {
       const { budget } = await statusOf(daemon);
