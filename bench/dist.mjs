@@ -17,6 +17,7 @@ const repo = fileURLToPath(new URL("..", import.meta.url));
  *   "platform/budget.js": typeof import("../src/platform/budget.js"),
  *   "reconcile/engine.js": typeof import("../src/reconcile/engine.js"),
  *   "simulator/default-fixture.js": typeof import("../src/simulator/default-fixture.js"),
+ *   "simulator/faults.js": typeof import("../src/simulator/faults.js"),
  *   "simulator/index.js": typeof import("../src/simulator/index.js"),
  *   "state/file-store.js": typeof import("../src/state/file-store.js"),
  *   "state/kubernetes-store.js": typeof import("../src/state/kubernetes-store.js"),

@@ -14,6 +14,7 @@ import { dist } from "./dist.mjs";
 
 const { createBudget, MANAGEMENT_BUDGET } = await dist("platform/budget.js");
 const { pickRound, DEFAULT_READ_CAPS } = await dist("daemon/drift-schedule.js");
+const { seededRandom } = await dist("simulator/faults.js");
 
 const ANSWER_MS = 150;
 const POLL_MS = 60_000;
@@ -58,18 +59,6 @@ function virtualTime() {
   };
   const restore = () => Object.assign(globalThis, real);
   return { clock, sleep, run, restore };
-}
-
-/** A small seeded generator (mulberry32), so the arrivals are the same in every run. @param {number} seed */
-function seeded(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** @param {number[]} values @param {number} q */
@@ -172,7 +161,7 @@ const duration = (ms) =>
       ? `${(ms / 60_000).toFixed(1)} min`
       : `${(ms / 1000).toFixed(2)} s`;
 
-const random = seeded(22);
+const random = seededRandom(22);
 const { requests, windowMs } = MANAGEMENT_BUDGET;
 /** A request holds its slot from its grant to `windowMs` after its answer. */
 const perRequestMs = (windowMs + ANSWER_MS) / requests;

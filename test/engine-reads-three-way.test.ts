@@ -1,30 +1,18 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ROUTES } from "../src/platform/routes.js";
-import { type EngineWorld, header, ids, startEngineWorld } from "./helpers/engine-world.js";
+import {
+  type EngineWorld,
+  ids,
+  organizationWith,
+  postgresPipeWith,
+  startEngineWorld,
+} from "./helpers/engine-world.js";
 
 /**
  * With reads on, the three-way lists (organization privateEndpoints, postgres tableMappings) are known
  * from a read of the live object: the first contact sends its add/remove sets at once, with no request
  * that only learns the list, and an entry added in the console is never claimed, so never removed.
  */
-
-const org = (entries: string[]) =>
-  `${header("Organization", "acme")}  organizationId: ${ids.organizationId}
-  name: Acme Analytics
-  privateEndpoints:${entries.length === 0 ? " []" : ""}
-${entries.map((id) => `    - {id: ${id}, description: "${id} desc"}`).join("\n")}
-`;
-
-const pipe = (tables: string[]) =>
-  `${header("DataPipe", "customers")}  organizationId: ${ids.organizationId}
-  serviceId: ${ids.serviceId}
-  dataPipeId: ${ids.postgresPipeId}
-  name: customers from postgres
-  source:
-    postgres:
-      tableMappings:${tables.length === 0 ? " []" : ""}
-${tables.map((t) => `        - {sourceSchemaName: public, sourceTable: ${t}, targetTable: ${t}}`).join("\n")}
-`;
 
 const mapping = (table: string) => ({ sourceSchemaName: "public", sourceTable: table, targetTable: table });
 
@@ -42,7 +30,7 @@ describe("three-way lists with reads on", () => {
   afterEach(() => world.close());
 
   it("sends an organization's sets in its first request, after reading the live list", async () => {
-    await world.write("org.yaml", org([ids.consoleEndpointId, "vpce-a"]));
+    await world.write("org.yaml", organizationWith([ids.consoleEndpointId, "vpce-a"]));
 
     const result = await world.apply({}, reads);
 
@@ -62,14 +50,14 @@ describe("three-way lists with reads on", () => {
   });
 
   it("never claims an entry added in the console that the manifest lists later, so never removes it", async () => {
-    await world.write("org.yaml", org(["vpce-a"]));
+    await world.write("org.yaml", organizationWith(["vpce-a"]));
     await world.apply({}, reads);
     organization()?.privateEndpoints.push({ id: "pe-console-2", description: "pe-console-2 desc" });
 
     // The manifest now lists the console's entry: the last answer did not have it, so it is read again.
-    await world.write("org.yaml", org(["vpce-a", "pe-console-2"]));
+    await world.write("org.yaml", organizationWith(["vpce-a", "pe-console-2"]));
     await world.apply({}, reads);
-    await world.write("org.yaml", org([]));
+    await world.write("org.yaml", organizationWith([]));
     world.sim.clearRequests();
     await world.apply({}, reads);
 
@@ -80,7 +68,7 @@ describe("three-way lists with reads on", () => {
   });
 
   it("reads the list no more once every entry the manifest lists was seen live", async () => {
-    await world.write("org.yaml", org(["vpce-a"]));
+    await world.write("org.yaml", organizationWith(["vpce-a"]));
     await world.apply({}, reads);
     world.sim.clearRequests();
 
@@ -92,7 +80,7 @@ describe("three-way lists with reads on", () => {
   });
 
   it("sends a postgres pipe's mappings in its first request, after reading the live pipe", async () => {
-    await world.write("pipe.yaml", pipe(["customers", "orders"]));
+    await world.write("pipe.yaml", postgresPipeWith(["customers", "orders"]));
 
     const result = await world.apply({}, reads);
 
@@ -118,7 +106,7 @@ describe("three-way lists with reads on", () => {
       kind: "status",
       status: 404,
     });
-    await world.write("org.yaml", org(["vpce-a"]));
+    await world.write("org.yaml", organizationWith(["vpce-a"]));
 
     const result = await world.apply({}, reads);
 
@@ -131,8 +119,8 @@ describe("three-way lists with reads on", () => {
   });
 
   it("reads nothing with reads off", async () => {
-    await world.write("org.yaml", org(["vpce-a"]));
-    await world.write("pipe.yaml", pipe(["orders"]));
+    await world.write("org.yaml", organizationWith(["vpce-a"]));
+    await world.write("pipe.yaml", postgresPipeWith(["orders"]));
 
     await world.apply();
 

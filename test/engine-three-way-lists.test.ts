@@ -1,26 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type EngineWorld, header, ids, startEngineWorld } from "./helpers/engine-world.js";
+import {
+  type EngineWorld,
+  ids,
+  organizationWith,
+  postgresPipeWith,
+  startEngineWorld,
+} from "./helpers/engine-world.js";
 import { createHttpTestServer } from "./helpers/http-test-server.js";
 
 /** Organization privateEndpoints and postgres tableMappings: only what driftless added is ever removed. */
-
-const org = (entries: string[]) =>
-  `${header("Organization", "acme")}  organizationId: ${ids.organizationId}
-  name: Acme Analytics
-  privateEndpoints:${entries.length === 0 ? " []" : ""}
-${entries.map((id) => `    - {id: ${id}, description: "${id} desc"}`).join("\n")}
-`;
-
-const pipe = (tables: string[]) =>
-  `${header("DataPipe", "customers")}  organizationId: ${ids.organizationId}
-  serviceId: ${ids.serviceId}
-  dataPipeId: ${ids.postgresPipeId}
-  name: customers from postgres
-  source:
-    postgres:
-      tableMappings:${tables.length === 0 ? " []" : ""}
-${tables.map((t) => `        - {sourceSchemaName: public, sourceTable: ${t}, targetTable: ${t}}`).join("\n")}
-`;
 
 describe("three-way lists", () => {
   let world: EngineWorld;
@@ -37,12 +25,12 @@ describe("three-way lists", () => {
 
   it("removes only the private endpoints it added, never one added out-of-band or found on first contact", async () => {
     // pe-console-1 is in the platform before driftless; the manifest lists it too.
-    await world.write("org.yaml", org([ids.consoleEndpointId, "vpce-a", "vpce-b"]));
+    await world.write("org.yaml", organizationWith([ids.consoleEndpointId, "vpce-a", "vpce-b"]));
     await world.apply();
     world.sim.state.organizations[0]?.privateEndpoints.push({ id: "pe-out-of-band", description: "console" });
     world.sim.clearRequests();
 
-    await world.write("org.yaml", org([]));
+    await world.write("org.yaml", organizationWith([]));
     const result = await world.apply();
 
     expect(result.ok).toBe(true);
@@ -60,13 +48,13 @@ describe("three-way lists", () => {
   });
 
   it("adds a new entry and later removes only that one, across separate applies", async () => {
-    await world.write("org.yaml", org(["vpce-a"]));
+    await world.write("org.yaml", organizationWith(["vpce-a"]));
     await world.apply();
     world.sim.clearRequests();
 
-    await world.write("org.yaml", org(["vpce-a", "vpce-c"]));
+    await world.write("org.yaml", organizationWith(["vpce-a", "vpce-c"]));
     await world.apply();
-    await world.write("org.yaml", org(["vpce-c"]));
+    await world.write("org.yaml", organizationWith(["vpce-c"]));
     await world.apply();
 
     expect(world.writes().map((r) => r.body)).toEqual([
@@ -77,7 +65,7 @@ describe("three-way lists", () => {
   });
 
   it("removes only the table mappings it added; one added out-of-band and the one found first stay", async () => {
-    await world.write("pipe.yaml", pipe(["customers", "addresses", "orders"]));
+    await world.write("pipe.yaml", postgresPipeWith(["customers", "addresses", "orders"]));
     await world.apply();
     world.sim.state.pipes
       .find((p) => p.id === ids.postgresPipeId)
@@ -88,7 +76,7 @@ describe("three-way lists", () => {
       });
     world.sim.clearRequests();
 
-    await world.write("pipe.yaml", pipe(["orders"]));
+    await world.write("pipe.yaml", postgresPipeWith(["orders"]));
     await world.apply();
 
     expect(world.writes().map((r) => r.body)).toEqual([
@@ -112,8 +100,8 @@ describe("three-way lists", () => {
       status: 200,
       body: { status: 200, requestId: "req-1", result: { id: request.url.split("/").at(-1), name: "x" } },
     }));
-    await world.write("org.yaml", org(["vpce-a"]));
-    await world.write("pipe.yaml", pipe(["orders"]));
+    await world.write("org.yaml", organizationWith(["vpce-a"]));
+    await world.write("pipe.yaml", postgresPipeWith(["orders"]));
     const apply = () => world.apply({}, { config: { managementUrl: platform.url } });
 
     try {
@@ -142,7 +130,7 @@ describe("three-way lists", () => {
   });
 
   it("adds back an owned entry the console removed, at the next re-assertion, and still owns it", async () => {
-    await world.write("org.yaml", org(["vpce-a"]));
+    await world.write("org.yaml", organizationWith(["vpce-a"]));
     await world.apply();
     const live = world.sim.state.organizations[0];
     if (live) live.privateEndpoints = live.privateEndpoints.filter((e) => e.id !== "vpce-a");

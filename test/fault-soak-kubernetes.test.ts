@@ -1,32 +1,11 @@
-import { describe, expect, it } from "vitest";
-import { runFaultSoak } from "./helpers/soak/run.js";
-import { soakSeconds, soakSeeds, soakSteps, soakTimeoutMs, summary } from "./helpers/soak/settings.js";
+import { soakSuite } from "./helpers/soak/suite.js";
 
 /**
- * The fault soak on the Kubernetes store (the fake API server): the built daemon against the simulator while seeded random
- * steps kill it, inject faults, swap the link and edit the manifests; after every step no endpoint is
- * created twice, the state loads, no tile id is lost and no secret shows, and every resource ends
- * Synced or says why. A failure prints the seed and the steps, and how to replay them. Needs dist/
- * built. See docs/development.md, "The fault soak".
+ * The fault soak on the Kubernetes store, the fake API server's (test/helpers/soak/suite.ts); a file of
+ * its own to run beside the other.
  */
-
-describe("the fault soak on the Kubernetes store (the fake API server)", () => {
-  for (const seed of soakSeeds()) {
-    it(
-      `keeps every invariant through random kills, faults and edits (seed ${seed})`,
-      async () => {
-        const report = await runFaultSoak({
-          seed,
-          store: "kubernetes",
-          seconds: soakSeconds(),
-          steps: soakSteps(),
-          testFile: "test/fault-soak-kubernetes.test.ts",
-        });
-
-        console.log(summary(report));
-        expect(report.stepList.at(-1)).toMatch(/daemon stopped, exit code 0/);
-      },
-      soakTimeoutMs(),
-    );
-  }
-});
+soakSuite(
+  "the fault soak on the Kubernetes store (the fake API server)",
+  "kubernetes",
+  "test/fault-soak-kubernetes.test.ts",
+);

@@ -8,6 +8,7 @@ import type { PlannedRequest } from "../src/plan/types.js";
 import type { PlanView } from "../src/plan/view.js";
 import { createReconciler, planPass } from "../src/reconcile/engine.js";
 import type { Sender } from "../src/reconcile/send.js";
+import { seededRandom } from "../src/simulator/faults.js";
 import type { ResourceRecord, State, StateStore } from "../src/state/store.js";
 import { createLogger } from "../src/telemetry/logger.js";
 
@@ -29,18 +30,6 @@ const SERVICE = "2e7d4b18-6c3a-4f95-a0b1-c2d3e4f5a6b7";
 const uuid = (n: number) => `5a1b2c3d-4e5f-4a7b-8c9d-${String(n).padStart(12, "0")}`;
 const hex = (n: number) => `65f1a2b3c4d5e6f7${String(n).padStart(8, "0")}`;
 
-/** mulberry32: a seeded draw in [0, 1). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 type Draw = {
   chance(p: number): boolean;
   int(n: number): number;
@@ -49,7 +38,7 @@ type Draw = {
 };
 
 function draws(seed: number): Draw {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const draw: Draw = {
     chance: (p) => next() < p,
     int: (n) => Math.floor(next() * n),

@@ -69,8 +69,14 @@ export function secretKeyOf(config: Config): { secretKey?: () => string } {
   if (!file) return {};
   return {
     secretKey: () => {
-      const key = readCredential({ file });
-      if (!key) throw new ConfigError(`${SETTINGS.stateKeyFile.env}: ${file} is empty`);
+      const env = SETTINGS.stateKeyFile.env;
+      let key: string | undefined;
+      try {
+        key = readCredential({ file });
+      } catch {
+        throw new ConfigError(`${env}: cannot read ${file}: create the key file, or unset ${env}`);
+      }
+      if (!key) throw new ConfigError(`${env}: ${file} is empty`);
       return key;
     },
   };

@@ -1,28 +1,28 @@
 import { readdir, stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { Cron } from "croner";
-import { type Config, checkPlatformUrls } from "../config.js";
-import { readCredential } from "../credentials.js";
+import type { Config } from "../config.js";
 import { parseListen } from "../daemon/http-server.js";
 import { isOff } from "../daemon/schedules.js";
 import { ConfigError, errnoOf, isConfigError, messageOf } from "../errors.js";
 import { SETTINGS } from "../settings.js";
+import { secretKeyOf } from "./platform.js";
 
 /**
  * The settings of `driftless run` that can be checked before anything starts: a bad one stops the
  * start with one ConfigError naming its variable, before the built-in simulator, the HTTP server, the
- * watch or a pass. (Credentials are checked next, when the platform's clients are made, still before
- * any of these.)
+ * watch or a pass. (The two platform URLs are checked by the command line before this, with plan's and
+ * apply's; credentials next, when the platform's clients are made, still before any of these.)
  */
 export async function checkRunSettings(config: Config): Promise<void> {
-  checkPlatformUrls(config);
   parseListen(config.listen);
   for (const key of ["reconcileSchedule", "pollSchedule", "reassertSchedule"] as const) {
     checkSchedule(SETTINGS[key].env, config[key]);
   }
   await checkManifests(config.manifests);
   if (config.stateStore === "file") await checkStateDir(config.stateDir);
-  if (config.stateKeyFile) checkStateKeyFile(config.stateKeyFile);
+  // The key is read again at each use (a rotated file is taken up); here it must be there at all.
+  secretKeyOf(config).secretKey?.();
   if (config.stateStore === "kubernetes" || config.leaderElect) await checkKubernetes(config.namespace);
 }
 
@@ -66,17 +66,6 @@ async function checkStateDir(stateDir: string): Promise<void> {
   if (found && !found.isDirectory()) {
     throw new ConfigError(`${SETTINGS.stateDir.env}: ${stateDir} is not a folder`);
   }
-}
-
-function checkStateKeyFile(file: string): void {
-  const env = SETTINGS.stateKeyFile.env;
-  let key: string | undefined;
-  try {
-    key = readCredential({ file });
-  } catch {
-    throw new ConfigError(`${env}: cannot read ${file}: create the key file, or unset ${env}`);
-  }
-  if (!key) throw new ConfigError(`${env}: ${file} is empty`);
 }
 
 /** The Kubernetes API the state Secret or the Lease needs is configured (nothing is requested yet). */

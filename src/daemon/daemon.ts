@@ -198,74 +198,36 @@ type Polls = {
   abort(): void;
 };
 
-function createPolls(
-  deps: DaemonDeps,
-  { board, passMetrics, reader }: Parts,
-  loop: () => PassLoop | undefined,
-): Polls {
+function createPolls(deps: DaemonDeps, parts: Parts, loop: () => PassLoop | undefined): Polls {
   const { leadership, logger } = deps;
+  const { board, passMetrics, reader } = parts;
   const { alertFiringStates } = deps.settings;
   const poller = new Poller({ ...deps, ...(alertFiringStates ? { firingStates: alertFiringStates } : {}) });
   const aborted = new AbortController();
   let firstOfTerm = true;
-  let polling: Promise<void> | undefined;
+  // The alert and read rounds of one tick read the manifests once.
+  const manifests = joined(deps.loadManifests);
 
   async function round(): Promise<void> {
     if (!leadership.isLeader() || aborted.signal.aborted) return;
-    const manifests = await deps.loadManifests();
-    const statuses = await poller.poll(manifests, aborted.signal);
+    const statuses = await poller.poll(await manifests(), aborted.signal);
     // Leadership was lost while the round ran: its figures belong to the new leader now.
     if (!leadership.isLeader()) return poller.clear();
     board.recordWatches(statuses);
     passMetrics.recordStatuses(board.statuses());
   }
-  let reading: Promise<void> | undefined;
-  /** One read round (reads on): the resources the last pass left Synced, this round's share of them. */
-  async function readRound(): Promise<void> {
-    if (!reader || !leadership.isLeader() || aborted.signal.aborted) return;
-    const manifests = await deps.loadManifests();
-    const byId = new Map(manifests.map((m) => [resourceId(m), m]));
-    const synced = board.passStatuses().flatMap((s) => {
-      const manifest = s.status === "Synced" ? byId.get(resourceId(s)) : undefined;
-      return manifest ? [{ manifest, lastAppliedAt: s.lastAppliedAt }] : [];
-    });
-    // An answer counts only while nothing was applied meanwhile: a pass that ran (or waits to run)
-    // may have applied a change from git that the manifests read above do not show yet, or the read not.
-    const stillApplied = (id: string, lastAppliedAt: string | undefined) => {
-      const now = board.passStatusOf(id);
-      return (
-        leadership.isLeader() &&
-        now?.status === "Synced" &&
-        now.lastAppliedAt === lastAppliedAt &&
-        loop()?.changePending === false
-      );
-    };
-    const heal = await reader.round(synced, stillApplied, aborted.signal);
-    if (!leadership.isLeader()) return;
-    passMetrics.recordStatuses(board.statuses());
-    // One pass puts back every drift of the round, after the round: the reads still in flight when
-    // the first drift was found are not judged against a pass running meanwhile.
-    if (heal.length > 0) loop()?.request({ trigger: "drift", immediate: true, heal });
-  }
   // A round already running answers a new request too: the first round after the first pass and
   // daemon.poll() are not croner's, whose `protect` only keeps the schedule from overlapping itself.
-  const alerts = () => {
-    polling ??= round().finally(() => {
-      polling = undefined;
-    });
-    return polling;
-  };
+  const alerts = joined(round);
   // Read rounds run beside the alert and backup polls, never in their way: a read round that outlasts
   // a poll period (its reads wait last in the budget) is joined, not started again, and the schedule's
   // next alert round does not wait for it.
-  const reads = () => {
-    reading ??= readRound()
-      .catch((error) => logger.warn({ err: error, reason: messageOf(error) }, "read round failed"))
-      .finally(() => {
-        reading = undefined;
-      });
-    return reading;
-  };
+  const readRound = reader ? readRoundOf(deps, parts, reader, loop, manifests, aborted.signal) : undefined;
+  const reads = joined(async () => {
+    await readRound?.().catch((error) =>
+      logger.warn({ err: error, reason: messageOf(error) }, "read round failed"),
+    );
+  });
   const poll = async () => {
     await Promise.all([alerts(), reads()]);
   };
@@ -291,6 +253,56 @@ function createPolls(
       reader?.forget();
     },
     abort: () => aborted.abort(new Error("shutting down")),
+  };
+}
+
+/** `run`, joined by the calls made while one is in flight instead of started again. */
+function joined<T>(run: () => Promise<T>): () => Promise<T> {
+  let inFlight: Promise<T> | undefined;
+  return () => {
+    inFlight ??= run().finally(() => {
+      inFlight = undefined;
+    });
+    return inFlight;
+  };
+}
+
+/**
+ * One read round (reads on): the resources the last pass left Synced, this round's share of them; the
+ * drifts to correct are then put back by one pass.
+ */
+function readRoundOf(
+  { leadership }: DaemonDeps,
+  { board, passMetrics }: Parts,
+  reader: DriftReader,
+  loop: () => PassLoop | undefined,
+  manifests: () => Promise<readonly Manifest[]>,
+  signal: AbortSignal,
+): () => Promise<void> {
+  return async () => {
+    if (!leadership.isLeader() || signal.aborted) return;
+    const byId = new Map((await manifests()).map((m) => [resourceId(m), m]));
+    const synced = board.passStatuses().flatMap((s) => {
+      const manifest = s.status === "Synced" ? byId.get(resourceId(s)) : undefined;
+      return manifest ? [{ manifest, lastAppliedAt: s.lastAppliedAt }] : [];
+    });
+    // An answer counts only while nothing was applied meanwhile: a pass that ran (or waits to run)
+    // may have applied a change from git that the manifests read above do not show yet, or the read not.
+    const stillApplied = (id: string, lastAppliedAt: string | undefined) => {
+      const now = board.passStatusOf(id);
+      return (
+        leadership.isLeader() &&
+        now?.status === "Synced" &&
+        now.lastAppliedAt === lastAppliedAt &&
+        loop()?.changePending === false
+      );
+    };
+    const heal = await reader.round(synced, stillApplied, signal);
+    if (!leadership.isLeader()) return;
+    passMetrics.recordStatuses(board.statuses());
+    // One pass puts back every drift of the round, after the round: the reads still in flight when
+    // the first drift was found are not judged against a pass running meanwhile.
+    if (heal.length > 0) loop()?.request({ trigger: "drift", immediate: true, heal });
   };
 }
 
@@ -381,6 +393,12 @@ async function startServer(
   return server;
 }
 
+/** The answer of a follower to an operator's request: only the leader writes the state and passes. */
+const NOT_LEADER: SwitchAnswer = {
+  code: 503,
+  body: { error: "this replica is not the leader: send it to the leader's pod (its driftless_leader is 1)" },
+};
+
 /** How long `POST /suspend` and `/resume` wait for the state to record the change before answering. */
 const SWITCH_SAVE_WAIT_MS = 5_000;
 
@@ -394,14 +412,7 @@ async function operatorSwitch(
   loop: PassLoop,
   request: SwitchRequest,
 ): Promise<SwitchAnswer> {
-  if (!leadership.isLeader()) {
-    return {
-      code: 503,
-      body: {
-        error: "this replica is not the leader: send it to the leader's pod (its driftless_leader is 1)",
-      },
-    };
-  }
+  if (!leadership.isLeader()) return NOT_LEADER;
   if (request.action === "suspend") {
     suspension.suspend(request.reason, new Date());
     logger.warn({ reason: request.reason }, "suspended: no write is sent until resume");
@@ -446,14 +457,7 @@ async function operatorPass(
   waiters: PassWaiters,
   status: () => StatusDocument,
 ): Promise<SwitchAnswer> {
-  if (!leadership.isLeader()) {
-    return {
-      code: 503,
-      body: {
-        error: "this replica is not the leader: send it to the leader's pod (its driftless_leader is 1)",
-      },
-    };
-  }
+  if (!leadership.isLeader()) return NOT_LEADER;
   const after = loop.passCount;
   const ended = waiters.wait(after, RECONCILE_WAIT_MS);
   logger.info("reconcile asked for: a pass now");

@@ -1,3 +1,4 @@
+import { setTimeout as wait } from "node:timers/promises";
 import { compare, type DriftField, READ_KINDS, type ReadTarget, readLive } from "../drift/index.js";
 import { messageOf } from "../errors.js";
 import { DRIFTLESS_ANNOTATIONS } from "../manifests/fields.js";
@@ -135,7 +136,10 @@ export class DriftReader {
     const { picked, cursors } = pickRound(readable, this.cursors, this.deps.caps ?? DEFAULT_READ_CAPS);
     this.cursors = cursors;
     const spacing = picked.length > 0 ? (this.deps.spreadMs ?? 0) / picked.length : 0;
-    const sleep = this.deps.sleep ?? abortableSleep;
+    // An abort ends the wait; the read after it sees the signal and is not sent.
+    const sleep =
+      this.deps.sleep ??
+      ((ms: number, signal?: AbortSignal) => wait(ms, undefined, { signal }).catch(() => {}));
     const monotonic = this.deps.monotonic ?? (() => performance.now());
     const started = monotonic();
     let index = 0;
@@ -280,18 +284,4 @@ export function describeDrift(drift: Drift): string {
       ? "the next write puts it back"
       : `reported, not corrected: ${drift.reportedBecause ?? "report only"}`;
   return `changed outside git (found ${drift.foundAt}): ${fields}; ${next}`;
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts. */
-function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener("abort", done, { once: true });
-  });
 }

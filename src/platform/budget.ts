@@ -222,19 +222,7 @@ export function createBudget(options: BudgetOptions): Budget {
         const ahead = countWaiting(queues);
         queues[priority].push(waiterOf(queues[priority], settle, signal, pump));
         pump();
-        if (settled || !onWait) return;
-        const at = now();
-        const free = freeAt(slots, at, { requests, windowMs });
-        const why = held.until > free.at ? "hold" : "budget";
-        onWait({
-          atLeastMs: Math.max(0, Math.max(free.at, held.until) - at),
-          why,
-          used: free.slots.length,
-          limit: requests,
-          windowSeconds: windowMs / 1000,
-          ahead,
-          ...(why === "hold" ? { holdReason: held.reason } : {}),
-        });
+        if (!settled) onWait?.(waitOf(slots, held, now(), { requests, windowMs }, ahead));
       });
     },
     hold(ms, reason) {
@@ -251,6 +239,27 @@ export function createBudget(options: BudgetOptions): Budget {
         waiting: countWaiting(queues),
       };
     },
+  };
+}
+
+/** Why a request made at `at` waits, and at least how long: the budget's window, or the platform's hold. */
+function waitOf(
+  slots: Slot[],
+  held: Hold,
+  at: number,
+  window: { requests: number; windowMs: number },
+  ahead: number,
+): BudgetWait {
+  const free = freeAt(slots, at, window);
+  const why = held.until > free.at ? "hold" : "budget";
+  return {
+    atLeastMs: Math.max(0, Math.max(free.at, held.until) - at),
+    why,
+    used: free.slots.length,
+    limit: window.requests,
+    windowSeconds: window.windowMs / 1000,
+    ahead,
+    ...(why === "hold" ? { holdReason: held.reason } : {}),
   };
 }
 

@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
 import type { Contract } from "../platform/routes.js";
+import { configOfSeries } from "../platform/tile-config.js";
 import { badRequest, type Handlers, notFound, Rejection, sameSecret } from "./http.js";
 import type { Alert, Dashboard, PlatformState, Series, Tile } from "./model.js";
 import { DashboardPut, parseBody } from "./requests.js";
-import { configOfSeries, tileAnswer } from "./tile-config.js";
+import { tileAnswer } from "./tile-config.js";
 
 /**
  * The observability API: Bearer auth against the fixture's tokens, `{data: ...}` answers and

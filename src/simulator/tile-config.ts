@@ -7,8 +7,6 @@ import type { Tile } from "./model.js";
  * contract answers tiles as they were sent.
  */
 
-export { configOfSeries };
-
 /** A stored tile as the published contract answers it: its place, name and config, never series. */
 export function tileAnswer(tile: Tile): Record<string, unknown> {
   const { series, config, asRatio, ...place } = tile;

@@ -168,3 +168,23 @@ export async function startEngineWorld(
 
 export const header = (kind: string, name: string) =>
   `apiVersion: driftless/v1\nkind: ${kind}\nmetadata:\n  name: ${name}\nspec:\n`;
+
+/** The Organization "acme" whose desired private endpoints are `entries` (ids; descriptions "<id> desc"). */
+export const organizationWith = (entries: string[]) =>
+  `${header("Organization", "acme")}  organizationId: ${ids.organizationId}
+  name: Acme Analytics
+  privateEndpoints:${entries.length === 0 ? " []" : ""}
+${entries.map((id) => `    - {id: ${id}, description: "${id} desc"}`).join("\n")}
+`;
+
+/** The postgres DataPipe "customers" whose desired table mappings are `tables` (public.<t> → <t>). */
+export const postgresPipeWith = (tables: string[]) =>
+  `${header("DataPipe", "customers")}  organizationId: ${ids.organizationId}
+  serviceId: ${ids.serviceId}
+  dataPipeId: ${ids.postgresPipeId}
+  name: customers from postgres
+  source:
+    postgres:
+      tableMappings:${tables.length === 0 ? " []" : ""}
+${tables.map((t) => `        - {sourceSchemaName: public, sourceTable: ${t}, targetTable: ${t}}`).join("\n")}
+`;
