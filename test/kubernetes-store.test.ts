@@ -534,6 +534,19 @@ describe("the Kubernetes state store", () => {
     expect(await replica().load()).toEqual(written);
   });
 
+  it("reads and writes its Secrets over a few kept-alive connections, not a connection per request", async () => {
+    const store = replica();
+    const { salt } = await store.load();
+
+    await store.save(stateWith(salt, sameShard(3)));
+    await store.load();
+    await replica().load();
+
+    // Three loads of 514 Secrets and a save: over 1,500 requests, at most 16 at a time per store.
+    expect(fake.requests.length).toBeGreaterThan(1_500);
+    expect(fake.connections()).toBeLessThanOrEqual(2 * 16);
+  });
+
   it("round-trips 100,000 resources, each shard far under the 1 MiB a Secret may hold", async () => {
     const store = replica();
     const state = await store.load();

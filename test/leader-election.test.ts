@@ -140,7 +140,7 @@ describe("leader election on a Lease", () => {
     expect(String(leaseSpec().renewTime)).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
   });
 
-  it("renews the Lease every retry period while leading", async () => {
+  it("renews the Lease every retry period while leading, over the one connection it keeps open", async () => {
     const a = elector("replica-a");
     await watch([a], () => a.isLeader());
     const first = renewTimeOf(leaseSpec());
@@ -150,6 +150,7 @@ describe("leader election on a Lease", () => {
 
     expect(renewTimeOf(leaseSpec())).toBeGreaterThan(first);
     expect(a.isLeader()).toBe(true);
+    expect(fake.connections()).toBe(1);
   });
 
   it("hands over once the lease duration has passed since the leader vanished, never with two leaders", async () => {

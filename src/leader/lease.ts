@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { performance } from "node:perf_hooks";
 import { CoordinationV1Api, type KubeConfig, type V1Lease } from "@kubernetes/client-node";
-import { abortWith, reasonOf, statusOf } from "../kubernetes/client.js";
+import { abortWith, pooledApiClient, reasonOf, statusOf } from "../kubernetes/client.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import type { Leadership } from "./leadership.js";
@@ -94,6 +94,7 @@ class LeaseCampaign {
   private readonly name: string;
   private readonly namespace: string;
   private readonly api: CoordinationV1Api;
+  private readonly closeConnections: () => void;
   private readonly log: Logger;
   private readonly metrics: Pick<Metrics, "leader"> | undefined;
   private readonly clock: () => number;
@@ -123,7 +124,9 @@ class LeaseCampaign {
     this.clock = options.clock ?? Date.now;
     this.monotonic = options.monotonic ?? (() => performance.now());
     this.metrics = options.metrics;
-    this.api = options.kubeConfig.makeApiClient(CoordinationV1Api);
+    const client = pooledApiClient(options.kubeConfig, CoordinationV1Api);
+    this.api = client.api;
+    this.closeConnections = client.close;
     this.log = options.logger.child({ lease: `${this.namespace}/${this.name}`, identity: this.identity });
     this.metrics?.leader.set(0);
   }
@@ -157,6 +160,7 @@ class LeaseCampaign {
     const wasLeader = this.leader;
     this.setLeader(false, "stopping");
     if (wasLeader) await this.release();
+    this.closeConnections();
   }
 
   private setLeader(next: boolean, why: string): void {

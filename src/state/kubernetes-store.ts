@@ -1,5 +1,6 @@
 import { CoreV1Api, type KubeConfig, type V1Secret } from "@kubernetes/client-node";
 import { StateError } from "../errors.js";
+import { pooledApiClient } from "../kubernetes/client.js";
 import { mapLimited } from "../map-limited.js";
 import type { Logger } from "../telemetry/logger.js";
 import { SecretWriter } from "./secret-writer.js";
@@ -110,6 +111,7 @@ class KubernetesStateStore {
   private fresh: State | undefined;
   private writes: Promise<void> = Promise.resolve();
   private closed = false;
+  private readonly closeConnections: () => void;
 
   constructor(options: KubernetesStateStoreOptions) {
     this.namespace = options.namespace;
@@ -118,8 +120,10 @@ class KubernetesStateStore {
     this.readOnly = options.readOnly ?? false;
     this.where = `Secret ${this.namespace}/${this.name}`;
     this.log = options.logger.child({ stateStore: "kubernetes", secret: `${this.namespace}/${this.name}` });
+    const client = pooledApiClient(options.kubeConfig, CoreV1Api);
+    this.closeConnections = client.close;
     this.writer = new SecretWriter({
-      core: options.kubeConfig.makeApiClient(CoreV1Api),
+      core: client.api,
       namespace: this.namespace,
       timeoutMs: options.timeoutMs ?? 10_000,
       log: this.log,
@@ -162,6 +166,7 @@ class KubernetesStateStore {
   async close(): Promise<void> {
     this.closed = true;
     await this.writes;
+    this.closeConnections();
   }
 
   private open(): void {

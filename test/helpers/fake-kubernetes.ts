@@ -46,6 +46,8 @@ export type FakeKubernetes = {
   kubeconfig(token: string): string;
   /** Every request received, in order (bodies of writes included). */
   requests: RecordedRequest[];
+  /** How many connections clients have opened to this server so far. */
+  connections(): number;
   /** The stored object, or undefined. `resource` is `secrets` or `leases`. */
   get(resource: Resource, namespace: string, name: string): KubeObject | undefined;
   /** Stores an object as if another client had written it (bumps its resourceVersion). */
@@ -176,6 +178,8 @@ export async function startFakeKubernetes(): Promise<FakeKubernetes> {
     send(res, result);
   });
 
+  let connections = 0;
+  server.on("connection", () => connections++);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const dir = await mkdtemp(join(tmpdir(), "driftless-kube-"));
@@ -187,6 +191,7 @@ export async function startFakeKubernetes(): Promise<FakeKubernetes> {
     kubeconfigPath,
     kubeconfig: (token) => kubeconfig(url, token),
     requests,
+    connections: () => connections,
     get: (resource, namespace, name) => {
       const object = objects.get(key(resource, namespace, name));
       return object ? structuredClone(object) : undefined;
