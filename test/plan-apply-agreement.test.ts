@@ -2,7 +2,6 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { stringify } from "yaml";
 import { ConfigError } from "../src/errors.js";
 import type { PlannedRequest } from "../src/plan/types.js";
 import type { PlanView } from "../src/plan/view.js";
@@ -148,17 +147,18 @@ function estate(d: Draw, endpointNames: string[]): Doc[] {
 
 const suspended = (doc: Doc): Doc => ({ ...doc, annotations: { "driftless/suspend": "true" } });
 
+/** The manifests file: each document on one line of JSON, which YAML reads as it is and is quick to write. */
 function yamlOf(docs: readonly Doc[]): string {
   return docs
     .map(({ kind, name, spec, annotations }) =>
-      stringify({
+      JSON.stringify({
         apiVersion: "driftless/v1",
         kind,
         metadata: { name, ...(annotations ? { annotations } : {}) },
         spec,
       }),
     )
-    .join("---\n");
+    .join("\n---\n");
 }
 
 /** A store in memory, as the file store behaves: each load is a copy of what was saved last. */
