@@ -119,12 +119,15 @@ command(
   .addArgument(manifestsArgument())
   .action(
     action(async (used, dir) => {
-      const { planBaseCommand, planCommand } = await import("./commands/plan-apply.js");
       const settings = config(used, dir);
       const { output, base } = settings;
       // plan --base reads no state, URL, credential or secret: only the two sets of manifests.
-      if (base) return planBaseCommand({ manifests: settings.manifests, base, output }, io);
+      if (base) {
+        const { planBaseCommand } = await import("./commands/plan-base.js");
+        return planBaseCommand({ manifests: settings.manifests, base, output }, io);
+      }
       checkPlatformUrls(settings);
+      const { planCommand } = await import("./commands/plan-apply.js");
       const secrets = settings.secretsMode;
       return planCommand(settings, { output, secrets, allowCreate: settings.allowCreate }, io);
     }),

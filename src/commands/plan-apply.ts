@@ -2,17 +2,15 @@ import type { Config } from "../config.js";
 import { type ReadTarget, readLive } from "../drift/index.js";
 import { parseDuration } from "../duration.js";
 import { escapeJson, escapeLine } from "../escape.js";
-import type { Problem } from "../manifests/problem.js";
-import { exitCodeOf, formatView, renderPlan, summarize } from "../plan/render.js";
+import { formatView } from "../plan/render.js";
 import { type PlanView, relabelView } from "../plan/view.js";
 import { createReconciler, planPass } from "../reconcile/engine.js";
 import { createReader } from "../reconcile/send.js";
 import type { EngineDeps, ResourceOutcome } from "../reconcile/types.js";
 import type { NextStep, PassResult } from "../resources.js";
-import { planAgainstBase } from "../review/base-plan.js";
-import { renderMarkdown } from "../review/markdown.js";
 import { NOT_COMPARED, withoutSecretValues } from "../review/secret-references.js";
 import { commandLogger, type Io, type OutputFormat } from "./io.js";
+import { type PlanDocument, type PlanOutputFormat, printPlan } from "./plan-output.js";
 import { createPlatform, createStateStore, managementKeyIdOf, secretKeyOf } from "./platform.js";
 
 export type PlanApplyOptions = {
@@ -21,17 +19,11 @@ export type PlanApplyOptions = {
   allowCreate?: readonly string[];
 };
 
-/** `plan` also prints a pull-request comment. */
-export type PlanOutputFormat = OutputFormat | "markdown";
-
 export type PlanOptions = Omit<PlanApplyOptions, "output"> & {
   output: PlanOutputFormat;
   /** `skip`: plan without reading any secret value (default `read`). */
   secrets?: "read" | "skip";
 };
-
-/** Bumped when a field of the JSON document changes meaning or goes away (new fields do not bump it). */
-export const PLAN_FORMAT_VERSION = 1;
 
 const FIRST_CONTACT =
   "the state holds no record: every resource is planned as a first contact. The daemon's state is not available here, so this shows what a first apply would send, not what the running daemon will send next.";
@@ -40,53 +32,6 @@ const SECRETS_SKIPPED =
 /** With reads off, "in sync" is against what driftless last applied, never the live objects. */
 const NOT_READ =
   'the live objects were not read (DRIFTLESS_READS=off): "in sync" means as driftless last applied it, and a change made in the platform\'s console is not shown.';
-
-/** What every output of a plan is made of, state-based or `--base`. */
-export type PlanDocument = {
-  mode: "state" | "base";
-  revision?: string;
-  /** `--base`: the git revision (or folder) taken as what the platform has. */
-  base?: { ref: string; revision?: string; folder?: string };
-  firstContact?: boolean;
-  secrets: "read" | "skip" | "reference";
-  /** With reads on: how many live objects differ from git, and how many could not be read. */
-  reads?: { drifted: number; unread: number };
-  notices: string[];
-  problems: Problem[];
-  resources: PlanView[];
-};
-
-/** Prints `doc` as `format` and returns the exit code: 0 nothing changes, 2 changes, 1 errors. */
-export function printPlan(doc: PlanDocument, format: PlanOutputFormat, io: Io, fullCommand: string): number {
-  const summary = summarize(doc.resources, doc.problems);
-  const exitCode = exitCodeOf(summary);
-  const base = doc.base ? `${doc.base.ref}${doc.base.revision ? ` (${doc.base.revision})` : ""}` : undefined;
-  if (format === "json") {
-    io.out(
-      escapeJson(JSON.stringify({ formatVersion: PLAN_FORMAT_VERSION, ...doc, summary, exitCode }, null, 2)),
-    );
-  } else if (format === "markdown") {
-    io.out(
-      renderMarkdown({
-        views: doc.resources,
-        problems: doc.problems,
-        notices: doc.notices,
-        fullCommand,
-        ...(doc.revision ? { revision: doc.revision } : {}),
-        ...(base ? { base } : {}),
-      }),
-    );
-  } else {
-    io.out(
-      renderPlan(doc.resources, doc.problems, {
-        notices: doc.notices,
-        ...(doc.revision ? { revision: doc.revision } : {}),
-        ...(base ? { base } : {}),
-      }),
-    );
-  }
-  return exitCode;
-}
 
 /**
  * `driftless plan`: what an apply would send, per resource, with secrets masked. Reads the state
@@ -143,30 +88,6 @@ function readsNotice({ drifted, unread }: { drifted: number; unread: number }): 
       ? "the live objects were read: none was changed outside git"
       : `the live objects were read: ${drifted} resource(s) changed outside git, shown as the changes that put git's values back (an apply, or the daemon's next write, sends them)`;
   return unread === 0 ? found : `${found}; ${unread} could not be read (see their notes)`;
-}
-
-export type PlanBaseOptions = { manifests: string; base: string; output: PlanOutputFormat };
-
-/**
- * `driftless plan --base <git-ref|folder> [DIR]`: what merging would send, from the manifests alone.
- * Reads no state, setting, credential or secret value and opens no connection. Exit codes as `plan`.
- */
-export async function planBaseCommand(options: PlanBaseOptions, io: Io): Promise<number> {
-  const plan = await planAgainstBase(options.manifests, options.base);
-  const doc: PlanDocument = {
-    mode: "base",
-    ...(plan.head.revision ? { revision: plan.head.revision } : {}),
-    base: {
-      ref: plan.base.ref,
-      ...(plan.base.commit ? { revision: plan.base.commit } : {}),
-      ...(plan.base.folder ? { folder: plan.base.folder } : {}),
-    },
-    secrets: "reference",
-    notices: plan.notices,
-    problems: plan.problems,
-    resources: plan.resources,
-  };
-  return printPlan(doc, options.output, io, `driftless plan --base ${options.base} ${options.manifests}`);
 }
 
 /**

@@ -1,6 +1,6 @@
-import { isKind } from "../manifests/manifest.js";
+import { isKind, KINDS as RESOURCE_KINDS } from "../manifests/manifest.js";
 import { FAILURES, type PassResult, RESOURCE_STATUSES, type ResourceStatus } from "../resources.js";
-import { type Metrics, RESOURCE_KINDS } from "./metrics.js";
+import type { Metrics } from "./metrics.js";
 
 /** The `kind` label of resources whose manifest names no known kind. */
 const INVALID_KIND = "Invalid";
