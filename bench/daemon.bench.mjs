@@ -128,10 +128,15 @@ async function latency(mode) {
   }
 }
 
-/** RSS and heap after a full GC, when --expose-gc is on (bench/run.mjs turns it on). */
+/**
+ * RSS and heap after a full GC. Without --expose-gc (bench/run.mjs turns it on) there is no full GC to
+ * ask for, and the heap printed would be whatever is not yet collected: refuse rather than mislead.
+ */
 function memory() {
-  globalThis.gc?.();
-  globalThis.gc?.();
+  const gc = globalThis.gc;
+  if (!gc) throw new Error("the memory figures need a full GC: run node --expose-gc bench/daemon.bench.mjs");
+  gc();
+  gc();
   const usage = process.memoryUsage();
   return { rss: usage.rss, heap: usage.heapUsed };
 }
