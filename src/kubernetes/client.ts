@@ -79,12 +79,11 @@ export function pooledApiClient<Api>(
   if (!cluster) throw new ConfigError("the Kubernetes client configuration has no current cluster");
   let pooled: HttpAgent | undefined;
   const pool = (fresh: HttpAgent): HttpAgent => {
-    const Plain =
-      fresh.constructor === HttpsAgent ? HttpsAgent : fresh.constructor === HttpAgent ? HttpAgent : undefined;
+    const Plain = [HttpsAgent, HttpAgent].find((Agent) => fresh.constructor === Agent);
     if (!Plain) return fresh;
-    if (!pooled || pooled.constructor !== Plain || !sameTls(pooled, fresh)) {
+    const options = optionsOf(fresh);
+    if (pooled?.constructor !== Plain || !sameTls(optionsOf(pooled), options)) {
       pooled?.destroy();
-      const options = Object(Reflect.get(fresh, "options"));
       pooled = new Plain({ ...options, keepAlive: true, timeout: IDLE_CONNECTION_MS });
     }
     return pooled;
@@ -105,11 +104,13 @@ export function pooledApiClient<Api>(
   return { api: new api(configuration), close: () => pooled?.destroy() };
 }
 
-/** Whether two agents' options (Node keeps them as `agent.options`) make the same connections. */
-function sameTls(a: HttpAgent, b: HttpAgent): boolean {
-  const [x, y] = [Object(Reflect.get(a, "options")), Object(Reflect.get(b, "options"))];
+/** The options an agent was made with: Node keeps them as `agent.options`. */
+const optionsOf = (agent: HttpAgent): Record<string, unknown> => Object(Reflect.get(agent, "options"));
+
+/** Whether two agents' options make the same connections. */
+function sameTls(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
   return TLS_OPTIONS.every((key) => {
-    const [one, other] = [Reflect.get(x, key), Reflect.get(y, key)];
+    const [one, other] = [a[key], b[key]];
     return Buffer.isBuffer(one) && Buffer.isBuffer(other) ? one.equals(other) : one === other;
   });
 }

@@ -4,9 +4,6 @@ import { KINDS } from "../manifests/manifest.js";
 import { FAILURES, RESOURCE_STATUSES } from "../resources.js";
 import { VERSION } from "../version.js";
 
-/** Every manifest kind, so each has its `driftless_resources` series from the start. */
-export const RESOURCE_KINDS = KINDS;
-
 /**
  * Every metric driftless exports, registered once on the registry passed in. The names in
  * docs/daemon.md#metrics are fixed; label sets that are known up front are initialised to 0 so dashboards show 0, not "no data".
@@ -144,7 +141,8 @@ export function createMetrics(
   for (const result of ["success", "error"]) metrics.reconcileTotal.inc({ result }, 0);
   for (const result of ["success", "error"]) metrics.pollTotal.inc({ result }, 0);
   for (const kind of READ_KINDS) metrics.driftTotal.inc({ kind }, 0);
-  for (const kind of RESOURCE_KINDS) {
+  // Every manifest kind, so each has its `driftless_resources` series from the start.
+  for (const kind of KINDS) {
     for (const status of RESOURCE_STATUSES) metrics.resources.set({ kind, status }, 0);
     for (const failure of FAILURES) metrics.resourcesFailed.set({ kind, failure }, 0);
   }

@@ -1,4 +1,4 @@
-import { isKind, KINDS as RESOURCE_KINDS } from "../manifests/manifest.js";
+import { isKind, KINDS } from "../manifests/manifest.js";
 import { FAILURES, type PassResult, RESOURCE_STATUSES, type ResourceStatus } from "../resources.js";
 import type { Metrics } from "./metrics.js";
 
@@ -7,7 +7,7 @@ const INVALID_KIND = "Invalid";
 
 /** The `kind` and `status` of each series set at every pass, as `kind\u0000status`. */
 const KNOWN_SERIES = new Set(
-  RESOURCE_KINDS.flatMap((kind) => RESOURCE_STATUSES.map((status) => `${kind}\u0000${status}`)),
+  KINDS.flatMap((kind) => RESOURCE_STATUSES.map((status) => `${kind}\u0000${status}`)),
 );
 
 /**
@@ -58,7 +58,7 @@ export class PassMetrics {
       }
       ofKind.set(s.status, (ofKind.get(s.status) ?? 0) + 1);
     }
-    for (const kind of RESOURCE_KINDS) {
+    for (const kind of KINDS) {
       for (const status of RESOURCE_STATUSES) {
         this.metrics.resources.set({ kind, status }, counts.get(kind)?.get(status) ?? 0);
       }
@@ -86,7 +86,7 @@ export class PassMetrics {
       const key = `${s.kind}\u0000${s.failure}`;
       counts.set(key, (counts.get(key) ?? 0) + 1);
     }
-    for (const kind of RESOURCE_KINDS) {
+    for (const kind of KINDS) {
       for (const failure of FAILURES) {
         this.metrics.resourcesFailed.set({ kind, failure }, counts.get(`${kind}\u0000${failure}`) ?? 0);
       }
