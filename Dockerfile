@@ -10,7 +10,7 @@ WORKDIR /app
 # The manifest and lockfile first, so this layer is reused until the dependencies change.
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json ./
+COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build
 

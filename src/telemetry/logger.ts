@@ -1,5 +1,6 @@
 import { createRequire } from "node:module";
-import pino, { type DestinationStream, type Logger } from "pino";
+import type { DestinationStream, Logger } from "pino";
+import pino from "pino";
 import type PinoPretty from "pino-pretty";
 import { CREDENTIAL_FIELDS } from "../credentials.js";
 
