@@ -4,13 +4,13 @@
 # Pin by digest too where your registry policy asks for it: node:24.21.0-bookworm-slim@sha256:...
 ARG NODE_VERSION=24.21.0
 
-# Build: every dependency, then the TypeScript compile.
+# Build: every dependency, then the bundle of the program (rolldown.config.ts).
 FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /app
 # The manifest and lockfile first, so this layer is reused until the dependencies change.
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json rolldown.config.ts ./
 COPY src ./src
 RUN npm run build
 

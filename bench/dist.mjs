@@ -1,4 +1,5 @@
 // The benches' one way into the build: each module typed by the source it is built from.
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -27,12 +28,39 @@ const repo = fileURLToPath(new URL("..", import.meta.url));
  * }} DistModules
  */
 
+/** The modules of DistModules, for bench/build.mjs. */
+export const MODULES = [
+  "commands/platform.js",
+  "config.js",
+  "daemon/daemon.js",
+  "daemon/drift-schedule.js",
+  "leader/leadership.js",
+  "manifests/load.js",
+  "platform/budget.js",
+  "reconcile/engine.js",
+  "simulator/default-fixture.js",
+  "simulator/faults.js",
+  "simulator/index.js",
+  "state/file-store.js",
+  "state/kubernetes-store.js",
+  "state/state-format.js",
+  "telemetry/logger.js",
+  "telemetry/metrics.js",
+];
+
+/** Where bench/build.mjs puts the modules, in a checkout. */
+export const BUILD = join("bench", ".build");
+
 /**
- * Imports `path` from the build in `root`/dist (default this checkout's: `npm run bench` builds it
- * first). Imported at run time, so that a bench can measure another checkout's build.
+ * Imports `path` from the modules bench/build.mjs built in `root` (default this checkout's: `npm run
+ * bench` builds them first), or from `root`/dist for a checkout of before the bundled build, whose dist/
+ * held one file per module. Imported at run time, so that a bench can measure another checkout's build.
  * @template {keyof DistModules} P
  * @param {P} path
  * @param {string} [root]
  * @returns {Promise<DistModules[P]>}
  */
-export const dist = (path, root = repo) => import(join(root, "dist", path));
+export const dist = (path, root = repo) => {
+  const built = join(root, BUILD, path);
+  return import(existsSync(built) ? built : join(root, "dist", path));
+};

@@ -11,7 +11,7 @@ import { until } from "./helpers/wait.js";
  * No Docker engine runs here, so this performs the Dockerfile's production steps in a clean folder
  * standing in for the image's /app: the `deps` stage's commands verbatim (production dependencies
  * from the lockfile), the runtime stage's copies, then the image's ENTRYPOINT and CMD. Needs the
- * built dist/ (`npx tsc -p .`; `npm test` builds).
+ * built dist/ (`npm run build`; `npm test` builds).
  */
 
 const repo = fileURLToPath(new URL("..", import.meta.url));

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 /**
  * docs/kubernetes.md and docs/operations.md as a user follows them: the files they name exist, their
  * manifests validate, and the commands that make files produce what the deployment needs. The
- * validate check needs the built CLI (`npx tsc -p .`).
+ * validate check needs the built CLI (`npm run build`).
  */
 
 const repo = fileURLToPath(new URL("..", import.meta.url));

@@ -14,7 +14,7 @@ import { stateInSecrets } from "./helpers/state-secrets.js";
 /**
  * Two `driftless run` processes with leader election and the Kubernetes state store, against the fake
  * Kubernetes API and one simulator: one leads and writes, the other follows; when the leader goes, the
- * other takes over with the state the first one saved. Needs the built CLI (`npx tsc -p .`).
+ * other takes over with the state the first one saved. Needs the built CLI (`npm run build`).
  */
 
 const NAMESPACE = "driftless-ha";
@@ -52,8 +52,8 @@ const daemons: DaemonProcess[] = [];
 const names = new Map<DaemonProcess, string>();
 
 beforeEach(async () => {
-  if (!existsSync("dist/cli.js") || !existsSync("dist/leader/lease.js")) {
-    throw new Error("the built CLI is missing: run `npx tsc -p .` (npm test does) first");
+  if (!existsSync("dist/cli.js")) {
+    throw new Error("the built CLI is missing: run `npm run build` (npm test does) first");
   }
   fake = await startFakeKubernetes();
   simulator = await startSimulator({ rateLimit: { management: false, observability: false } });

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 
-// Needs the built CLI: `npx tsc -p .` (npm test builds first).
+// Needs the built CLI: `npm run build` (npm test builds first).
 const cli = join(import.meta.dirname, "..", "dist", "cli.js");
 let child: ChildProcess | undefined;
 afterEach(() => {

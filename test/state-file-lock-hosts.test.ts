@@ -2,11 +2,11 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { isStateError } from "../src/errors.js";
 import { acquireFileLock, type FileLock } from "../src/state/file-lock.js";
+import { bundle } from "./helpers/bundle.js";
 import { until as eventually } from "./helpers/daemon-run.js";
 import { until } from "./helpers/wait.js";
 
@@ -16,7 +16,14 @@ import { until } from "./helpers/wait.js";
  * lock must be judged by the file system's times, never by comparing the two hosts' clocks.
  */
 
-const built = pathToFileURL(resolve("dist/state/file-lock.js")).href;
+/** The lock as the build bundles it, for the holder process (beforeAll). */
+let built: string;
+let bundled: string;
+beforeAll(async () => {
+  bundled = await mkdtemp(join(tmpdir(), "driftless-bundle-"));
+  built = await bundle("src/state/file-lock.ts", bundled);
+});
+afterAll(() => rm(bundled, { recursive: true, force: true }));
 
 /** A process holding the lock at `path` as host "other-pod", its wall clock `skewMs` behind. */
 function holder(path: string, skewMs: number): { child: ChildProcess; ready: Promise<void> } {

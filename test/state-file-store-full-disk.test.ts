@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createFileStore } from "../src/state/file-store.js";
-import { repo } from "./helpers/cli.js";
+import { bundle } from "./helpers/bundle.js";
 
 /**
  * The file store on a disk that fills up: a save cut short mid-append leaves a torn journal line,
@@ -32,16 +32,16 @@ async function smallDisk(): Promise<{ dir: string; unmount(): Promise<void> } | 
 }
 
 /**
- * The store's steps as a process of its own runs them (the built store, in `dir`): 100 records saved;
+ * The store's steps as a process of its own runs them (the store bundled at `store`, in `dir`): 100 records saved;
  * one change journaled; the disk filled (mode "tmpfs") or the size limit met (mode "limit") by a save
  * whose line is 200 KiB; a little room made again (a file of someone else's shrinks); then a small
  * save of the same state object, as a pass saves again. Prints what each save answered.
  */
-const SCENARIO = `
+const scenario = (store: string) => `
 import { open, rm, stat, truncate } from "node:fs/promises";
 import { join } from "node:path";
 const [dir, mode] = process.argv.slice(2);
-const { createFileStore } = await import(${JSON.stringify(join(repo, "dist", "state", "file-store.js"))});
+const { createFileStore } = await import(${JSON.stringify(store)});
 const outcome = (promise) => promise.then(() => "saved", (error) => error.message);
 const record = (name, extra = {}) => ({ kind: "DataPipe", name, serverId: "id-" + name, applied: { padding: "x".repeat(600) }, ...extra });
 const store = createFileStore(join(dir, "state"));
@@ -68,10 +68,10 @@ await rm(filler, { force: true });
 console.log(JSON.stringify({ big, small }));
 `;
 
-/** Runs SCENARIO in a child process; `limitBlocks` caps the size of any file it writes (512-byte blocks). */
+/** Runs the scenario in a child process; `limitBlocks` caps the size of any file it writes (512-byte blocks). */
 async function runScenario(scratch: string, dir: string, mode: "tmpfs" | "limit", limitBlocks?: number) {
   const script = join(scratch, "scenario.mjs");
-  await writeFile(script, SCENARIO);
+  await writeFile(script, scenario(await bundle("src/state/file-store.ts", join(scratch, "bundle"))));
   const node = `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(script)} ${JSON.stringify(dir)} ${mode}`;
   // SIGXFSZ ignored: a write over the limit then fails with EFBIG, as a full disk's fails with ENOSPC.
   const shell = limitBlocks ? `trap '' XFSZ; ulimit -f ${limitBlocks}; ${node}` : node;

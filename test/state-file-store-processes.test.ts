@@ -1,24 +1,25 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { isStateError } from "../src/errors.js";
 import { createFileStore, type FileStore, LOCK_FILE, STATE_FILE } from "../src/state/file-store.js";
+import { bundle } from "./helpers/bundle.js";
 
 /**
  * The file store across real processes: the lock between two of them, and a process killed in the
- * middle of writing. The child processes run the built store (dist/, from `npx tsc -p .`).
+ * middle of writing. The child processes run the store as the build bundles it.
  */
 
-const built = resolve("dist/state/file-store.js");
+/** The bundled store's URL and the folder it was built into (beforeAll). */
+let built: string;
+let bundled: string;
 const RECORDS = 2000;
 
 /** A child process running `body` with `createFileStore` imported and `dir` set. */
 function child(dir: string, body: string): ChildProcess {
-  const code = `import { createFileStore } from ${JSON.stringify(pathToFileURL(built).href)};
+  const code = `import { createFileStore } from ${JSON.stringify(built)};
 const dir = ${JSON.stringify(dir)};
 ${body}`;
   return spawn(process.execPath, ["--input-type=module", "-e", code], { stdio: ["ignore", "pipe", "pipe"] });
@@ -62,9 +63,11 @@ const tick = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));
 let root: string;
 const children: ChildProcess[] = [];
 const stores: FileStore[] = [];
-beforeAll(() => {
-  if (!existsSync(built)) throw new Error(`${built} is missing: run \`npx tsc -p .\` (npm test does) first`);
+beforeAll(async () => {
+  bundled = await mkdtemp(join(tmpdir(), "driftless-bundle-"));
+  built = await bundle("src/state/file-store.ts", bundled);
 });
+afterAll(() => rm(bundled, { recursive: true, force: true }));
 beforeEach(async () => {
   root = await mkdtemp(join(tmpdir(), "driftless-processes-"));
 });

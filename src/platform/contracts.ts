@@ -3,6 +3,7 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.
 import formats from "ajv-formats";
 import { CORE_SCHEMA, load } from "js-yaml";
 import type { Api } from "../errors.js";
+import { PACKAGE_ROOT } from "../version.js";
 import { type Contract, ROUTES, type RouteName } from "./routes.js";
 
 /**
@@ -38,8 +39,8 @@ type Operation = {
 const APIS: readonly Api[] = ["management", "observability"];
 const METHODS = ["get", "put", "post", "patch", "delete"] as const;
 
-/** The folder of the documents: beside src/ and dist/ alike. */
-const folder = new URL("../../contracts/", import.meta.url);
+/** The folder of the documents, in the package beside src/ and dist/. */
+const folder = new URL("contracts/", PACKAGE_ROOT);
 
 const loaded = new Map<Contract, ContractCheck>();
 

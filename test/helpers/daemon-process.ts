@@ -24,7 +24,7 @@ export type DaemonProcess = {
 
 /**
  * Starts `node dist/cli.js run` with `env` (over a minimal environment, never this process's) and
- * resolves once it logs the address it listens on. Build first (`npx tsc -p .`).
+ * resolves once it logs the address it listens on. Build first (`npm run build`).
  */
 export async function startDaemonProcess(
   env: Record<string, string>,
