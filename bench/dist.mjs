@@ -28,7 +28,10 @@ const repo = fileURLToPath(new URL("..", import.meta.url));
  * }} DistModules
  */
 
-/** The modules of DistModules, for bench/build.mjs. */
+/**
+ * The modules of DistModules, for bench/build.mjs to build.
+ * @type {(keyof DistModules)[]}
+ */
 export const MODULES = [
   "commands/platform.js",
   "config.js",
