@@ -4,6 +4,7 @@ import { createRequire } from "node:module";
 /**
  * The package's root folder (package.json, contracts/): the nearest folder above this module that holds
  * a package.json, wherever a build puts the module (src/ in the tests, a chunk of dist/ when installed).
+ * Importing this module throws when there is none: a broken install.
  */
 export const PACKAGE_ROOT = packageRoot(new URL(".", import.meta.url));
 

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { chmod, copyFile, mkdir, mkdtemp, readFile, rm, symlink } from "node:fs/promises";
+import { chmod, copyFile, mkdir, mkdtemp, readFile, realpath, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -105,6 +105,22 @@ describe("npm pack on a fresh clone", () => {
     });
     expect(result.stderr).toBe("");
     expect(result.status).toBe(0);
+  });
+
+  // Node hides these deprecation warnings for code inside node_modules only: in the bundle they would
+  // print on stderr at start (the punycode module's from Node 22 on, so a Node 20 run cannot see it).
+  it("bundles no code that Node warns about outside node_modules: the punycode module, new Buffer()", async () => {
+    const home = dirname(dirname(await realpath(join(installed, "driftless"))));
+    const files = packed.files.map((file) => file.path).filter((path) => path.startsWith("dist/"));
+
+    const warned = [];
+    for (const file of files) {
+      const text = await readFile(join(home, file), "utf8");
+      if (/require\("punycode"\)|new Buffer\(/.test(text)) warned.push(file);
+    }
+
+    expect(files.length).toBeGreaterThan(1);
+    expect(warned).toEqual([]);
   });
 });
 

@@ -32,10 +32,11 @@ async function smallDisk(): Promise<{ dir: string; unmount(): Promise<void> } | 
 }
 
 /**
- * The store's steps as a process of its own runs them (the store bundled at `store`, in `dir`): 100 records saved;
- * one change journaled; the disk filled (mode "tmpfs") or the size limit met (mode "limit") by a save
- * whose line is 200 KiB; a little room made again (a file of someone else's shrinks); then a small
- * save of the same state object, as a pass saves again. Prints what each save answered.
+ * The store's steps as a process of its own runs them (the store bundled at `store`, in `dir`): 100
+ * records saved; one change journaled; the disk filled (mode "tmpfs") or the size limit met (mode
+ * "limit") by a save whose line is 200 KiB; a little room made again (a file of someone else's
+ * shrinks); then a small save of the same state object, as a pass saves again. Prints what each save
+ * answered.
  */
 const scenario = (store: string) => `
 import { open, rm, stat, truncate } from "node:fs/promises";
