@@ -52,9 +52,9 @@ class Job {
     this.id = manifestId(manifest);
   }
 
-  /** Made on first use: a child logger costs, and most resources of a pass log nothing. */
+  /** Made on first use: a child logger costs, and most resources of a pass log nothing (a plan's none). */
   get log(): Logger {
-    this.#log ??= this.run.log.child({ resource: this.id });
+    this.#log ??= this.run.log.level === "silent" ? this.run.log : this.run.log.child({ resource: this.id });
     return this.#log;
   }
 

@@ -1,6 +1,7 @@
 import { loadSettled, type ManifestSet } from "../manifests/load.js";
 import type { Manifest } from "../manifests/manifest.js";
 import type { Problem } from "../manifests/problem.js";
+import { createParseCache } from "../manifests/read-file.js";
 import { type PlanView, relabelView } from "../plan/view.js";
 import { type DryRunOptions, dryRun, viewOfOutcome } from "../reconcile/dry-run.js";
 import { passOf } from "../reconcile/pass.js";
@@ -35,10 +36,12 @@ export async function planAgainstBase(
   baseRef: string,
   now = new Date(),
 ): Promise<BasePlanResult> {
-  const base = await loadBase(baseRef, dir);
+  // The head's files whose text the base has are not parsed twice.
+  const cache = createParseCache();
+  const base = await loadBase(baseRef, dir, cache);
   // Of two head manifests addressing one object, the one the base already had keeps it.
   const known = new Set(base.manifests.map(resourceId));
-  const head = await loadSettled(dir, { existing: (m) => known.has(resourceId(m)) });
+  const head = await loadSettled(dir, { existing: (m) => known.has(resourceId(m)), cache });
   const log = createLogger("silent");
   // What driftless would hold once it had applied the base: the base applied to nothing, dry.
   const basePass = passOf(base, emptyState(), now);

@@ -7,6 +7,7 @@ import type { Manifest } from "../manifests/manifest.js";
 import { DEFAULT_PARSE_LIMITS, parseManifestFile } from "../manifests/parse.js";
 import { withPositions } from "../manifests/positions.js";
 import { type Problem, sortProblems } from "../manifests/problem.js";
+import type { ParseCache } from "../manifests/read-file.js";
 import { checkReferences } from "../manifests/references.js";
 
 /**
@@ -55,14 +56,15 @@ function isFolderBase(base: string): boolean {
  * The manifests at `base`: a folder when `base` is written as a path (isFolderBase), else a git
  * revision, whatever folders exist. A pull request controls every name in its own checkout: a folder
  * it adds under the name of its base commit, where CI runs, must not stand in for that commit.
- * Throws ConfigError when the folder or the revision cannot be read.
+ * What it parses goes into `cache`, so that reading the head after it parses only the files whose
+ * text differs. Throws ConfigError when the folder or the revision cannot be read.
  */
-export async function loadBase(base: string, dir: string): Promise<BaseSet> {
-  if (!isFolderBase(base)) return loadAtRevision(base, dir);
+export async function loadBase(base: string, dir: string, cache?: ParseCache): Promise<BaseSet> {
+  if (!isFolderBase(base)) return loadAtRevision(base, dir, cache);
   if (!(await isFolder(base))) {
     throw new ConfigError(`plan --base ${base}: no such folder (a base written as a path is a folder)`);
   }
-  return { ...(await loadSettled(base)), ref: base, folder: base };
+  return { ...(await loadSettled(base, { cache })), ref: base, folder: base };
 }
 
 const isFolder = (path: string) =>
@@ -78,7 +80,7 @@ async function folderHint(ref: string): Promise<string | undefined> {
 }
 
 /** Throws ConfigError when DIR is not inside a git repository or `ref` names no commit. */
-async function loadAtRevision(ref: string, dir: string): Promise<BaseSet> {
+async function loadAtRevision(ref: string, dir: string, cache?: ParseCache): Promise<BaseSet> {
   const real = await realpath(dir).catch((error: unknown) => {
     throw new ConfigError(`manifests folder ${dir} does not exist`, { cause: error });
   });
@@ -105,7 +107,7 @@ async function loadAtRevision(ref: string, dir: string): Promise<BaseSet> {
     .trim();
   const files = await listBlobs(root, commit, prefix);
   const texts = await readBlobs(root, files);
-  return { ...parseTexts(texts), root, ref, commit, superseded: false };
+  return { ...parseTexts(texts, cache), root, ref, commit, superseded: false };
 }
 
 type Blob = { file: string; object: string };
@@ -165,16 +167,22 @@ function decode(bytes: Buffer): { text?: string; problem?: string } {
   }
 }
 
-/** The manifests and problems of the texts, exactly as loadManifests makes them of files. */
-function parseTexts(texts: readonly Text[]): Pick<ManifestSet, "manifests" | "problems"> {
+/**
+ * The manifests and problems of the texts, exactly as loadManifests makes them of files, each file's
+ * parse kept in `cache` as loadManifests keeps it.
+ */
+function parseTexts(texts: readonly Text[], cache?: ParseCache): Pick<ManifestSet, "manifests" | "problems"> {
   const manifests: Manifest[] = [];
   const problems: Problem[] = [];
   for (const { file, text, problem } of texts) {
     if (problem !== undefined) problems.push({ file, line: 1, col: 1, message: problem });
     if (text === undefined) continue;
     const parsed = parseManifestFile(file, text, DEFAULT_PARSE_LIMITS);
+    const positioned = withPositions(file, text, parsed.manifests);
+    cache?.files.set(file, { text, parsed });
+    cache?.positioned.set(parsed.manifests, positioned);
     for (const p of parsed.problems) problems.push(p);
-    for (const m of withPositions(file, text, parsed.manifests)) manifests.push(m);
+    for (const m of positioned) manifests.push(m);
   }
   const checked = checkReferences(manifests);
   for (const p of checked.problems) problems.push(p);
