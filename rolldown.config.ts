@@ -14,7 +14,8 @@ const EXTERNAL = ["@kubernetes/client-node"];
  * dist/cli.js and the chunks it loads on demand (each command imports what it needs when it runs): a
  * start reads a few files rather than a file per module, which took some 40 % of the CPU of a short
  * command such as `plan`. Types are checked by `npm run typecheck`, not here. Nothing is minified, so a
- * stack trace points at readable code.
+ * stack trace points at readable code. The benches' build (bench/build.mjs) and the tests' bundles of
+ * one module (test/helpers/bundle.ts) take these options with entries and a folder of their own.
  */
 export default defineConfig({
   input: { cli: "src/cli.ts" },

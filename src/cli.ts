@@ -5,6 +5,7 @@ import type { Io } from "./commands/io.js";
 import { Config, checkPlatformUrls, SimulatorConfig } from "./config.js";
 import { readCredential } from "./credentials.js";
 import { ConfigError, isDriftlessError, messageOf } from "./errors.js";
+import { VERSION } from "./package.js";
 import {
   type CommandName,
   environmentHelp,
@@ -16,7 +17,6 @@ import {
   type SettingTable,
   SIMULATOR_SETTINGS,
 } from "./settings.js";
-import { VERSION } from "./version.js";
 
 /**
  * The composition root: flags and environment become a Config, and each command's module does the

@@ -1,13 +1,13 @@
 import { Registry } from "prom-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { VERSION } from "../src/package.js";
 import { createBudget } from "../src/platform/budget.js";
 import { createPlatformClient } from "../src/platform/client.js";
 import { createHttpClient, type HttpClientOptions } from "../src/platform/http.js";
 import { basicAuthorization } from "../src/platform/management.js";
 import { createLogger } from "../src/telemetry/logger.js";
 import { createMetrics } from "../src/telemetry/metrics.js";
-import { VERSION } from "../src/version.js";
 import { createHttpTestServer, type HttpTestServer } from "./helpers/http-test-server.js";
 
 const ORG = "9a1c5e2f-3b4d-4c6e-8f70-1a2b3c4d5e6f";

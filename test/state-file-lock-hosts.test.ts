@@ -3,10 +3,10 @@ import { statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isStateError } from "../src/errors.js";
 import { acquireFileLock, type FileLock } from "../src/state/file-lock.js";
-import { bundle } from "./helpers/bundle.js";
+import { bundled } from "./helpers/bundle.js";
 import { until as eventually } from "./helpers/daemon-run.js";
 import { until } from "./helpers/wait.js";
 
@@ -16,14 +16,8 @@ import { until } from "./helpers/wait.js";
  * lock must be judged by the file system's times, never by comparing the two hosts' clocks.
  */
 
-/** The lock as the build bundles it, for the holder process (beforeAll). */
-let built: string;
-let bundled: string;
-beforeAll(async () => {
-  bundled = await mkdtemp(join(tmpdir(), "driftless-bundle-"));
-  built = await bundle("src/state/file-lock.ts", bundled);
-});
-afterAll(() => rm(bundled, { recursive: true, force: true }));
+/** The lock as the build bundles it, for the holder process. */
+const built = bundled("src/state/file-lock.ts");
 
 /** A process holding the lock at `path` as host "other-pod", its wall clock `skewMs` behind. */
 function holder(path: string, skewMs: number): { child: ChildProcess; ready: Promise<void> } {
@@ -37,7 +31,7 @@ globalThis.Date = class extends RealDate {
   constructor(...args) { super(...(args.length > 0 ? args : [RealDate.now() - ${skewMs}])); }
   static now() { return RealDate.now() - ${skewMs}; }
 };
-const { acquireFileLock } = await import(${JSON.stringify(built)});
+const { acquireFileLock } = await import(${JSON.stringify(built())});
 await acquireFileLock(${JSON.stringify(path)}, { refreshMs: 50 });
 console.log("held");
 setInterval(() => {}, 1000);

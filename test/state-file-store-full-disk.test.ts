@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createFileStore } from "../src/state/file-store.js";
-import { bundle } from "./helpers/bundle.js";
+import { bundled } from "./helpers/bundle.js";
 
 /**
  * The file store on a disk that fills up: a save cut short mid-append leaves a torn journal line,
@@ -69,10 +69,12 @@ await rm(filler, { force: true });
 console.log(JSON.stringify({ big, small }));
 `;
 
+const store = bundled("src/state/file-store.ts");
+
 /** Runs the scenario in a child process; `limitBlocks` caps the size of any file it writes (512-byte blocks). */
 async function runScenario(scratch: string, dir: string, mode: "tmpfs" | "limit", limitBlocks?: number) {
   const script = join(scratch, "scenario.mjs");
-  await writeFile(script, scenario(await bundle("src/state/file-store.ts", join(scratch, "bundle"))));
+  await writeFile(script, scenario(store()));
   const node = `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(script)} ${JSON.stringify(dir)} ${mode}`;
   // SIGXFSZ ignored: a write over the limit then fails with EFBIG, as a full disk's fails with ENOSPC.
   const shell = limitBlocks ? `trap '' XFSZ; ulimit -f ${limitBlocks}; ${node}` : node;

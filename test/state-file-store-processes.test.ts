@@ -2,24 +2,22 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isStateError } from "../src/errors.js";
 import { createFileStore, type FileStore, LOCK_FILE, STATE_FILE } from "../src/state/file-store.js";
-import { bundle } from "./helpers/bundle.js";
+import { bundled } from "./helpers/bundle.js";
 
 /**
  * The file store across real processes: the lock between two of them, and a process killed in the
  * middle of writing. The child processes run the store as the build bundles it.
  */
 
-/** The bundled store's URL and the folder it was built into (beforeAll). */
-let built: string;
-let bundled: string;
+const built = bundled("src/state/file-store.ts");
 const RECORDS = 2000;
 
 /** A child process running `body` with `createFileStore` imported and `dir` set. */
 function child(dir: string, body: string): ChildProcess {
-  const code = `import { createFileStore } from ${JSON.stringify(built)};
+  const code = `import { createFileStore } from ${JSON.stringify(built())};
 const dir = ${JSON.stringify(dir)};
 ${body}`;
   return spawn(process.execPath, ["--input-type=module", "-e", code], { stdio: ["ignore", "pipe", "pipe"] });
@@ -63,11 +61,6 @@ const tick = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));
 let root: string;
 const children: ChildProcess[] = [];
 const stores: FileStore[] = [];
-beforeAll(async () => {
-  bundled = await mkdtemp(join(tmpdir(), "driftless-bundle-"));
-  built = await bundle("src/state/file-store.ts", bundled);
-});
-afterAll(() => rm(bundled, { recursive: true, force: true }));
 beforeEach(async () => {
   root = await mkdtemp(join(tmpdir(), "driftless-processes-"));
 });

@@ -63,14 +63,6 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   const limits = options.limits ?? DEFAULT_PARSE_LIMITS;
 
-  // A file the cache parsed before hands back the same parsed manifests: their positioned ones, too.
-  const positioned = (file: string, text: string, parsed: readonly ParsedManifest[]) => {
-    const cached = options.cache?.positioned.get(parsed);
-    if (cached) return cached;
-    const made = withPositions(file, text, parsed);
-    options.cache?.positioned.set(parsed, made);
-    return made;
-  };
   const outcomes = await readManifestFiles(walk.files, { maxFileBytes, limits, cache: options.cache });
   const manifests: Manifest[] = [];
   // Appended one by one: push(...list) throws RangeError past ~100,000 items, one hostile file's worth.
@@ -81,7 +73,7 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
     if (outcome.vanished) superseded = true;
     append(problems, outcome.problems);
     if (outcome.text !== undefined)
-      append(manifests, positioned(outcome.file, outcome.text, outcome.manifests));
+      append(manifests, positionedManifests(outcome.file, outcome.text, outcome.manifests, options.cache));
   }
 
   const checked = checkReferences(manifests, options.existing ? { existing: options.existing } : {});
@@ -89,6 +81,23 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
   // git-sync swaps the link atomically; if it moved during the pass, this set is already old.
   if (link && (await realpath(dir).catch(() => undefined)) !== root) superseded = true;
   return { root, revision, manifests: checked.manifests, problems: sortProblems(problems), superseded };
+}
+
+/**
+ * A file's parsed manifests with their positions, made once per parse when `cache` keeps them: a file
+ * the cache parsed before hands back the same positioned manifests too.
+ */
+export function positionedManifests(
+  file: string,
+  text: string,
+  parsed: readonly ParsedManifest[],
+  cache?: ParseCache,
+): Manifest[] {
+  const cached = cache?.positioned.get(parsed);
+  if (cached) return cached;
+  const made = withPositions(file, text, parsed);
+  cache?.positioned.set(parsed, made);
+  return made;
 }
 
 /** The real folder to read, and the revision it is of. Throws ConfigError when `dir` cannot be read. */

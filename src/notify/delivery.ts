@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { request } from "undici";
 import { messageOf } from "../errors.js";
+import { VERSION } from "../package.js";
 import type { Logger } from "../telemetry/logger.js";
-import { VERSION } from "../version.js";
 
 /**
  * Delivery in the background: a bounded queue per destination, one request at a time, retried with

@@ -3,7 +3,7 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.
 import formats from "ajv-formats";
 import { CORE_SCHEMA, load } from "js-yaml";
 import type { Api } from "../errors.js";
-import { PACKAGE_ROOT } from "../version.js";
+import { PACKAGE_ROOT } from "../package.js";
 import { type Contract, ROUTES, type RouteName } from "./routes.js";
 
 /**

@@ -2,9 +2,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { type Dispatcher, Pool } from "undici";
 import type { z } from "zod";
 import { type Api, ApiError, errnoOf } from "../errors.js";
+import { VERSION } from "../package.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
-import { VERSION } from "../version.js";
 import {
   type Budget,
   type BudgetWait,

@@ -2,10 +2,14 @@ import { spawn } from "node:child_process";
 import { realpath, stat } from "node:fs/promises";
 import { isAbsolute, relative, sep } from "node:path";
 import { ConfigError } from "../errors.js";
-import { DEFAULT_MAX_FILE_BYTES, loadSettled, type ManifestSet } from "../manifests/load.js";
+import {
+  DEFAULT_MAX_FILE_BYTES,
+  loadSettled,
+  type ManifestSet,
+  positionedManifests,
+} from "../manifests/load.js";
 import type { Manifest } from "../manifests/manifest.js";
 import { DEFAULT_PARSE_LIMITS, parseManifestFile } from "../manifests/parse.js";
-import { withPositions } from "../manifests/positions.js";
 import { type Problem, sortProblems } from "../manifests/problem.js";
 import type { ParseCache } from "../manifests/read-file.js";
 import { checkReferences } from "../manifests/references.js";
@@ -178,11 +182,9 @@ function parseTexts(texts: readonly Text[], cache?: ParseCache): Pick<ManifestSe
     if (problem !== undefined) problems.push({ file, line: 1, col: 1, message: problem });
     if (text === undefined) continue;
     const parsed = parseManifestFile(file, text, DEFAULT_PARSE_LIMITS);
-    const positioned = withPositions(file, text, parsed.manifests);
     cache?.files.set(file, { text, parsed });
-    cache?.positioned.set(parsed.manifests, positioned);
     for (const p of parsed.problems) problems.push(p);
-    for (const m of positioned) manifests.push(m);
+    for (const m of positionedManifests(file, text, parsed.manifests, cache)) manifests.push(m);
   }
   const checked = checkReferences(manifests);
   for (const p of checked.problems) problems.push(p);

@@ -1,8 +1,8 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, type Registry } from "prom-client";
 import { READ_KINDS } from "../drift/read.js";
 import { KINDS } from "../manifests/manifest.js";
+import { VERSION } from "../package.js";
 import { FAILURES, RESOURCE_STATUSES } from "../resources.js";
-import { VERSION } from "../version.js";
 
 /**
  * Every metric driftless exports, registered once on the registry passed in. The names in
