@@ -7,6 +7,7 @@ import { dist } from "./dist.mjs";
 
 const repo = fileURLToPath(new URL("..", import.meta.url));
 const { createReconciler } = await dist("reconcile/engine.js");
+const { ROUTES } = await dist("platform/routes.js");
 const { createFileStore } = await dist("state/file-store.js");
 const { createLogger } = await dist("telemetry/logger.js");
 const CLI = join(repo, "dist", "cli.js");
@@ -121,7 +122,8 @@ export async function seedState(manifests, stateDir) {
     const tiles = Array.isArray(body.tiles)
       ? body.tiles.map((t, i) => ({ ...t, id: t.id ?? `tile-${i}` }))
       : undefined;
-    return { result: { id: params.id ?? "x", ...body, ...(tiles ? { tiles } : {}) } };
+    const answer = { id: params.id ?? "x", ...body, ...(tiles ? { tiles } : {}) };
+    return { result: ROUTES[request.route].answer.parse(answer) };
   };
   const reconciler = createReconciler({
     manifests,

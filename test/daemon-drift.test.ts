@@ -15,7 +15,7 @@ import { createReconciler } from "../src/reconcile/engine.js";
 import type { ResourceStatus } from "../src/resources.js";
 import { defaultIds as ids, type Simulator, startSimulator } from "../src/simulator/index.js";
 import { createFileStore } from "../src/state/file-store.js";
-import { SavedTileIds } from "../src/state/saved-tile-ids.js";
+import { SavedRecords } from "../src/state/saved-records.js";
 import { createLogger } from "../src/telemetry/logger.js";
 import { createMetrics } from "../src/telemetry/metrics.js";
 import { fakeDaemonDeps } from "./helpers/fake-daemon.js";
@@ -152,7 +152,7 @@ async function start(options: {
   cleanups.push(() => platform.close());
   const store = createFileStore(config.stateDir, { logger });
   cleanups.push(() => store.close());
-  const saved = new SavedTileIds();
+  const saved = new SavedRecords();
   const registry = new Registry();
   const metrics = createMetrics(registry, { defaultMetrics: false });
   const drifts: World["drifts"] = [];
@@ -167,8 +167,8 @@ async function start(options: {
         managementKeyId: platform.managementKeyId,
       }),
       loadManifests: async () => (await loadSettled(folder)).manifests,
-      tileIdsOf: (name) => saved.of(name),
-      serverIdOf: (name) => saved.serverIdOf(name),
+      tileIdsOf: (name) => saved.tileIdsOf(name),
+      records: () => saved.records(),
       platform: platform.client,
       registry,
       metrics,

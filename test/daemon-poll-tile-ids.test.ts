@@ -8,7 +8,7 @@ import type { ManifestOf } from "../src/manifests/manifest.js";
 import type { Answer, PlatformClient } from "../src/platform/client.js";
 import type { Alert } from "../src/platform/observability.js";
 import { createFileStore } from "../src/state/file-store.js";
-import { SavedTileIds } from "../src/state/saved-tile-ids.js";
+import { SavedRecords } from "../src/state/saved-records.js";
 import type { State, StateStore } from "../src/state/store.js";
 import { fakeDaemonDeps, passResult } from "./helpers/fake-daemon.js";
 import { until } from "./helpers/wait.js";
@@ -88,7 +88,7 @@ async function start(gate: () => Promise<void> = async () => {}, saved = false) 
   const folder = createFileStore(stateDir as string);
   stores.push(folder);
   const counted = { loads: 0 };
-  const tileIds = new SavedTileIds();
+  const tileIds = new SavedRecords();
   const store = tileIds.recording({
     ...folder,
     load: () => {
@@ -109,7 +109,7 @@ async function start(gate: () => Promise<void> = async () => {}, saved = false) 
         },
       },
       loadManifests: async () => [dashboard, watch],
-      tileIdsOf: (name) => tileIds.of(name),
+      tileIdsOf: (name) => tileIds.tileIdsOf(name),
       platform,
     }),
   );
@@ -175,14 +175,14 @@ describe("the tile ids kept for the polls", () => {
   }
 
   it("are forgotten when leadership is lost: the next term's rounds wait for its first load", async () => {
-    const tileIds = new SavedTileIds();
+    const tileIds = new SavedRecords();
     const { store } = memoryStore({ "Dashboard/edge": applied });
     const reconcilerStore = tileIds.recording(store);
     await reconcilerStore.load();
 
     tileIds.forget();
     let answer: Record<string, string> | undefined | "waiting" = "waiting";
-    const asked = tileIds.of("edge").then((found) => {
+    const asked = tileIds.tileIdsOf("edge").then((found) => {
       answer = found;
     });
     await new Promise((resolve) => setImmediate(resolve));
@@ -195,11 +195,11 @@ describe("the tile ids kept for the polls", () => {
   });
 
   it("answer a round waiting on a load that fails with none, as a failed read of the state did", async () => {
-    const tileIds = new SavedTileIds();
+    const tileIds = new SavedRecords();
     const { store, control } = memoryStore({ "Dashboard/edge": applied });
     control.failing = true;
 
-    const asked = tileIds.of("edge");
+    const asked = tileIds.tileIdsOf("edge");
     await tileIds
       .recording(store)
       .load()
@@ -209,18 +209,18 @@ describe("the tile ids kept for the polls", () => {
   });
 
   it("are handed out as a copy: a round that adds to them changes nothing for the next", async () => {
-    const tileIds = new SavedTileIds();
+    const tileIds = new SavedRecords();
     await tileIds.recording(memoryStore({ "Dashboard/edge": applied }).store).load();
 
-    const first = await tileIds.of("edge");
+    const first = await tileIds.tileIdsOf("edge");
     if (first) first.errors = "65f1a2b3c4d5e6f708192a42";
 
-    expect(await tileIds.of("edge")).toEqual({ lag: TILE });
-    expect(await tileIds.of("other")).toBeUndefined();
+    expect(await tileIds.tileIdsOf("edge")).toEqual({ lag: TILE });
+    expect(await tileIds.tileIdsOf("other")).toBeUndefined();
   });
 
   it("are noted from a save only once it landed", async () => {
-    const tileIds = new SavedTileIds();
+    const tileIds = new SavedRecords();
     const { store } = memoryStore({});
     const refusing = tileIds.recording({
       ...store,
@@ -232,6 +232,6 @@ describe("the tile ids kept for the polls", () => {
 
     await refusing.save({ version: 1, salt: "s", resources: { "Dashboard/edge": applied } }).catch(() => {});
 
-    expect(await tileIds.of("edge")).toBeUndefined();
+    expect(await tileIds.tileIdsOf("edge")).toBeUndefined();
   });
 });

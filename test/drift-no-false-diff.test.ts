@@ -2,8 +2,9 @@ import { cp } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createPlatform } from "../src/commands/platform.js";
-import { compare, type ReadTarget, readLive } from "../src/drift/index.js";
 import { loadSettled } from "../src/manifests/load.js";
+import { createRead } from "../src/platform/client.js";
+import { contextOfRecords, readAndCompare } from "../src/reconcile/plan-drift.js";
 import { resourceId } from "../src/resources.js";
 import { createLogger } from "../src/telemetry/logger.js";
 import { type EngineWorld, startEngineWorld } from "./helpers/engine-world.js";
@@ -36,26 +37,17 @@ describe("reads after an apply of examples/ against the full contract", () => {
     expect(applied.statuses.filter((s) => s.status !== "Synced")).toEqual([]);
 
     const state = await w.state();
-    const serverId = (name: string) => state.resources[`ReversePrivateEndpoint/${name}`]?.serverId;
     const platform = await createPlatform(w.config, { logger: createLogger("silent") });
     const drift: Record<string, unknown> = {};
     let read = 0;
     try {
+      const context = contextOfRecords(state.resources, new Date());
       for (const manifest of (await loadSettled(w.manifests)).manifests) {
-        if (manifest.kind === "AlertWatch" || manifest.kind === "BackupWatch") continue;
-        const target = {
-          kind: manifest.kind,
-          spec: manifest.spec,
-          ...(manifest.kind === "ReversePrivateEndpoint" ? { serverId: serverId(manifest.name) } : {}),
-        } as ReadTarget;
-        const answer = await readLive(platform.client, target);
+        const record = state.resources[resourceId(manifest)];
+        const found = await readAndCompare(createRead(platform.client), manifest, record, context);
+        if (!found) continue;
         read++;
-        const tileIds = state.resources[resourceId(manifest)]?.tileIds;
-        const fields = compare(target, answer?.live, {
-          ...(tileIds ? { tileIds } : {}),
-          endpointId: serverId,
-        });
-        if (answer?.live === undefined || fields.length > 0) drift[resourceId(manifest)] = fields;
+        if (found.live === undefined || found.fields.length > 0) drift[resourceId(manifest)] = found.fields;
       }
     } finally {
       await platform.close();

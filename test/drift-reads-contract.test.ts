@@ -1,11 +1,17 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createPlatform, type Platform } from "../src/commands/platform.js";
 import { Config } from "../src/config.js";
-import { compare, type ReadTarget, readLive, readRoute } from "../src/drift/index.js";
+import { kindOf } from "../src/kinds/index.js";
+import { isNone } from "../src/kinds/kind.js";
+import type { Manifest } from "../src/manifests/manifest.js";
+import { createRead } from "../src/platform/client.js";
 import { contractCheck } from "../src/platform/contracts.js";
 import { ROUTES, type RouteName } from "../src/platform/routes.js";
+import { contextOfRecords, readAndCompare } from "../src/reconcile/plan-drift.js";
 import { defaultIds as ids, type Simulator, startSimulator } from "../src/simulator/index.js";
+import type { ResourceRecord } from "../src/state/store.js";
 import { createLogger } from "../src/telemetry/logger.js";
+import { manifestOf } from "./helpers/manifests.js";
 
 /**
  * The reads driftless sends for drift are the published contract's: each request matches the
@@ -14,23 +20,33 @@ import { createLogger } from "../src/telemetry/logger.js";
  * (PATCH /__console/...) is what the next read sees.
  */
 
-const targets: ReadTarget[] = [
-  { kind: "Organization", spec: { organizationId: ids.organizationId, name: "Acme Analytics" } },
-  {
-    kind: "ApiKey",
-    spec: { organizationId: ids.organizationId, keyId: ids.ciDeployerKeyId, name: "ci-deployer" },
-  },
-  {
-    kind: "DataPipe",
-    spec: {
-      organizationId: ids.organizationId,
-      serviceId: ids.serviceId,
-      dataPipeId: ids.kafkaPipeId,
-      name: "orders-from-kafka",
-    },
-  },
-  { kind: "Dashboard", spec: { dashboardId: ids.dashboardId, name: "Platform overview", tiles: [] } },
+const targets: Manifest[] = [
+  manifestOf("Organization", "org", { organizationId: ids.organizationId, name: "Acme Analytics" }),
+  manifestOf("ApiKey", "ci", {
+    organizationId: ids.organizationId,
+    keyId: ids.ciDeployerKeyId,
+    name: "ci-deployer",
+  }),
+  manifestOf("DataPipe", "orders", {
+    organizationId: ids.organizationId,
+    serviceId: ids.serviceId,
+    dataPipeId: ids.kafkaPipeId,
+    name: "orders-from-kafka",
+  }),
+  manifestOf("Dashboard", "overview", { dashboardId: ids.dashboardId, name: "Platform overview", tiles: [] }),
 ];
+
+/** Reads `target` as drift does, with `record` as its record. */
+const readOne = (target: Manifest, record?: ResourceRecord) =>
+  readAndCompare(createRead(platform.client), target, record, contextOfRecords({}, new Date()));
+
+/** The route a kind reads its live object with. */
+function readRoute(target: Manifest, record?: ResourceRecord): RouteName | undefined {
+  const observe = kindOf(target.kind).observe;
+  if (isNone(observe)) return undefined;
+  const subject = { kind: target.kind, name: target.name, spec: target.spec, record };
+  return observe.read(subject)?.request.route;
+}
 
 let sim: Simulator;
 let platform: Platform;
@@ -75,10 +91,10 @@ describe("the reads of drift", () => {
     const check = contractCheck("full");
     for (const target of targets) {
       sim.clearRequests();
-      const answer = await readLive(platform.client, target);
-      expect(answer?.live, target.kind).toBeDefined();
+      const found = await readOne(target);
+      expect(found?.live, target.kind).toBeDefined();
       // The dashboard manifest here states no tile: the live ones are what a PUT would remove.
-      if (target.kind !== "Dashboard") expect(compare(target, answer?.live), target.kind).toEqual([]);
+      if (target.kind !== "Dashboard") expect(found?.fields, target.kind).toEqual([]);
       const [sent] = sim.requests;
       if (!sent) throw new Error(`no request for ${target.kind}`);
       const { name, params } = routeOf(sent.method, sent.path);
@@ -92,18 +108,16 @@ describe("the reads of drift", () => {
   });
 
   it("lists a service's endpoints for a reverse private endpoint, and finds one gone as missing", async () => {
-    const target: ReadTarget = {
-      kind: "ReversePrivateEndpoint",
-      spec: {
-        organizationId: ids.organizationId,
-        serviceId: ids.serviceId,
-        description: "x",
-        type: "VPC_ENDPOINT_SERVICE",
-      },
-      serverId: "no-such-endpoint",
-    } as ReadTarget;
-    const answer = await readLive(platform.client, target);
-    expect(answer).toEqual({ live: undefined, requestId: expect.any(String) });
+    const target = manifestOf("ReversePrivateEndpoint", "gone", {
+      organizationId: ids.organizationId,
+      serviceId: ids.serviceId,
+      description: "x",
+      type: "VPC_ENDPOINT_SERVICE",
+      vpcEndpointServiceName: "com.amazonaws.vpce.x",
+    });
+    const record = { kind: target.kind, name: target.name, serverId: "no-such-endpoint" };
+    const found = await readOne(target, record);
+    expect(found).toMatchObject({ live: undefined, fields: [], requestId: expect.any(String) });
     expect(sim.requests.map((r) => [r.method, r.route])).toEqual([
       ["GET", ROUTES.listReversePrivateEndpoints.template],
     ]);
@@ -122,11 +136,9 @@ describe("the reads of drift", () => {
 
     expect([edit.status, tile.status, unknown.status]).toEqual([200, 200, 404]);
     expect(sim.requests).toEqual([]);
-    const key = targets[1] as ReadTarget;
-    const live = (await readLive(platform.client, key))?.live;
-    expect(compare(key, live)).toEqual([
-      { path: "name", want: "ci-deployer", have: "renamed in the console" },
-    ]);
+    const key = targets[1] as Manifest;
+    const found = await readOne(key);
+    expect(found?.fields).toEqual([{ path: "name", want: "ci-deployer", have: "renamed in the console" }]);
     expect(sim.state.dashboards[0]?.tiles.find((t) => t.id === ids.tileIds[1])?.w).toBe(12);
   });
 });

@@ -8,6 +8,7 @@ import type { PassResult, ResourceStatus } from "../src/resources.js";
 import { createFileStore } from "../src/state/file-store.js";
 import type { StateStore } from "../src/state/store.js";
 import { createLogger } from "../src/telemetry/logger.js";
+import { answerOf } from "./helpers/answers.js";
 import { type EngineWorld, header, ids, startEngineWorld } from "./helpers/engine-world.js";
 
 /**
@@ -35,7 +36,9 @@ describe("what comes next", () => {
     world = await startEngineWorld();
     await world.write("a.yaml", key("a", "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9"));
     const store = createFileStore(world.stateDir, { logger: createLogger("silent") });
-    const send: Sender = async () => ({ result: {} });
+    const send: Sender = async () => {
+      throw new Error("nothing is sent without a key (test)");
+    };
     const managementKeyId = (organizationId: string) => {
       throw new ConfigError(`no management key for organization ${organizationId}: add it (test)`);
     };
@@ -81,7 +84,7 @@ describe("what comes next", () => {
     const platform = await createPlatform(world.config, { logger: createLogger("silent") });
     const send: Sender = async (request, options) => {
       const answer = await platform.send(request, options);
-      return { ...answer, result: { privateEndpoints: [] } };
+      return { ...answer, result: answerOf(request, { ...answer.result, privateEndpoints: [] }) };
     };
     const store = createFileStore(world.stateDir, { logger: createLogger("silent") });
 

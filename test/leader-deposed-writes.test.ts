@@ -8,6 +8,7 @@ import { createReconciler } from "../src/reconcile/engine.js";
 import type { Sender } from "../src/reconcile/send.js";
 import { createFileStore } from "../src/state/file-store.js";
 import { createLogger } from "../src/telemetry/logger.js";
+import { answerOf } from "./helpers/answers.js";
 import { apiKey } from "./helpers/daemon-run.js";
 import { switchableLeadership } from "./helpers/switchable-leadership.js";
 
@@ -38,7 +39,8 @@ describe("a leader deposed during a pass", () => {
     const send: Sender = (request) => {
       sent();
       return new Promise((resolve) => {
-        answer = () => resolve({ result: request.body, requestId: "req-1" });
+        answer = () =>
+          resolve({ result: answerOf(request, { id: "key", ...request.body }), requestId: "req-1" });
       });
     };
     const reconciler = createReconciler({

@@ -2,30 +2,36 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPlatform, type Platform } from "../src/commands/platform.js";
+import { Config } from "../src/config.js";
 import { ConfigError } from "../src/errors.js";
-import type { PlannedRequest } from "../src/plan/types.js";
 import type { PlanView } from "../src/plan/view.js";
 import { createReconciler, planPass } from "../src/reconcile/engine.js";
-import type { Sender } from "../src/reconcile/send.js";
+import { defaultFixture } from "../src/simulator/default-fixture.js";
 import { seededRandom } from "../src/simulator/faults.js";
+import { parseFixture } from "../src/simulator/fixture.js";
+import { defaultIds, type RecordedRequest, type Simulator, startSimulator } from "../src/simulator/index.js";
 import type { ResourceRecord, State, StateStore } from "../src/state/store.js";
 import { createLogger } from "../src/telemetry/logger.js";
 
 /**
  * `plan` is `apply` without sending: over random manifests, records and operator options, what the
- * plan lists as "send" is exactly what the apply then sends (which resources, and the first request of
- * each). The platform is a fake sender that answers every request as the platform would, with ids of
- * its own; the manifests are real files, the state an in-memory store. AGREEMENT_SEED=<n> replays one
- * case, AGREEMENT_CASES=<n> runs more.
+ * plan lists as sent is exactly what the simulator then receives from the apply, on the wire (which
+ * resources, and the method, path and body of the first request of each). The manifests are real
+ * files, the state an in-memory store, the platform the simulator (a fresh one per case). The plan's
+ * made-up ids stand for the ids the platform assigned, and its masked secrets for their values.
+ * AGREEMENT_SEED=<n> replays one case, AGREEMENT_CASES=<n> runs more.
  */
 
-const CASES = Number(process.env.AGREEMENT_CASES ?? 2_000);
+const CASES = Number(process.env.AGREEMENT_CASES ?? 200);
 const ONLY = process.env.AGREEMENT_SEED === undefined ? undefined : Number(process.env.AGREEMENT_SEED);
 
-const ORG = "9a1c5e2f-3b4d-4c6e-8f70-1a2b3c4d5e6f";
+const ORG = defaultIds.organizationId;
 /** An organization driftless has no key for: its resources fail and send nothing. */
 const KEYLESS_ORG = "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9";
-const SERVICE = "2e7d4b18-6c3a-4f95-a0b1-c2d3e4f5a6b7";
+const SERVICE = defaultIds.serviceId;
+/** The simulator's keys: key-1 is the one driftless authenticates with (its lock-out guard applies). */
+const KEYS = [defaultIds.managementKeyId, defaultIds.ciDeployerKeyId];
 const uuid = (n: number) => `5a1b2c3d-4e5f-4a7b-8c9d-${String(n).padStart(12, "0")}`;
 const hex = (n: number) => `65f1a2b3c4d5e6f7${String(n).padStart(8, "0")}`;
 
@@ -75,7 +81,7 @@ function estate(d: Draw, endpointNames: string[]): Doc[] {
       name: `key-${i}`,
       spec: {
         organizationId: i === 2 ? org : ORG,
-        keyId: uuid(i),
+        keyId: KEYS[i - 1],
         name: d.pick(["ci", "deployer"]),
         roles: d.chance(0.7) ? ["admin"] : ["developer"],
         ...(d.chance(0.3) ? { expireAt: d.pick(["2020-01-01T00:00:00Z", "2099-01-01T00:00:00Z", ""]) } : {}),
@@ -103,7 +109,7 @@ function estate(d: Draw, endpointNames: string[]): Doc[] {
     spec: {
       organizationId: ORG,
       serviceId: SERVICE,
-      dataPipeId: uuid(10),
+      dataPipeId: defaultIds.kafkaPipeId,
       name: d.pick(["orders", "orders v2"]),
       source: {
         kafka: { iamRole: "arn:role", ...(kafka.length > 0 ? { reversePrivateEndpoints: kafka } : {}) },
@@ -116,7 +122,7 @@ function estate(d: Draw, endpointNames: string[]): Doc[] {
     spec: {
       organizationId: org,
       serviceId: SERVICE,
-      dataPipeId: uuid(11),
+      dataPipeId: defaultIds.postgresPipeId,
       source: {
         postgres: {
           host: "db",
@@ -141,7 +147,11 @@ function estate(d: Draw, endpointNames: string[]): Doc[] {
     series: [{ type: "number", aggFn: "count" }],
     ...(d.chance(0.1) ? { id: hex(x) } : {}),
   }));
-  docs.push({ kind: "Dashboard", name: "board", spec: { dashboardId: hex(99), name: "Board", tiles } });
+  docs.push({
+    kind: "Dashboard",
+    name: "board",
+    spec: { dashboardId: defaultIds.dashboardId, name: "Board", tiles },
+  });
   return docs.filter(() => !d.chance(0.1)).map((doc) => (d.chance(0.05) ? suspended(doc) : doc));
 }
 
@@ -175,35 +185,17 @@ function memoryStore(state: State): StateStore & { saved(): State } {
   };
 }
 
-/**
- * The platform as a fake: every request answered, an endpoint's create with its own id (named after
- * the endpoint, as the plan's made-up id is) and a status that is not always Ready, a dashboard's new
- * tiles with new ids. It records every request.
- */
-function fakePlatform(d: Draw): { send: Sender; requests: PlannedRequest[] } {
-  const requests: PlannedRequest[] = [];
-  let tiles = 0;
-  const send: Sender = async (request) => {
-    requests.push(request);
-    if (request.route === "createReversePrivateEndpoint") {
-      const name = String(request.body.description)
-        .replace(/^endpoint /, "")
-        .replace(/ \(moved\)$/, "");
-      return {
-        result: { id: `<id of ReversePrivateEndpoint/${name}>`, status: d.pick(["Ready", "Provisioning"]) },
-      };
-    }
-    if (request.route === "putDashboard") {
-      return {
-        result: {
-          ...request.body,
-          tiles: request.body.tiles.map((t) => ({ ...t, id: t.id || `tile-${++tiles}` })),
-        },
-      };
-    }
-    return { result: {} };
-  };
-  return { send, requests };
+/** The simulators of the cases: endpoints Ready at once, or Provisioning (a pipe then waits for them). */
+const simulators: Simulator[] = [];
+let platforms: Platform[] = [];
+
+/** A fresh platform for a case: the simulator's fixture again, and no request recorded. */
+function freshPlatform(d: Draw): { sim: Simulator; platform: Platform } {
+  const index = d.int(simulators.length);
+  const sim = simulators[index] as Simulator;
+  Object.assign(sim.state, parseFixture(defaultFixture(), "the agreement test"));
+  sim.clearRequests();
+  return { sim, platform: platforms[index] as Platform };
 }
 
 /** What an operator changed in the records between the two applies: an unknown create, a spent allowance. */
@@ -224,7 +216,8 @@ function disturb(d: Draw, state: State, endpointNames: readonly string[]): void 
 }
 
 type Case = { yaml: string; allowCreate: string[]; reassert: boolean };
-type Sends = Map<string, PlanView["request"]>;
+/** The first request of each resource that sends: method, path and body, as compared. */
+type Sends = Map<string, { method: string; path: string; body: unknown }>;
 
 const logger = createLogger("silent");
 let dir: string;
@@ -234,9 +227,29 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "driftless-agreement-"));
   manifests = join(dir, "manifests");
   await import("node:fs/promises").then((fs) => fs.mkdir(manifests));
+  const off = { management: false, observability: false } as const;
+  for (const endpointReadyAfterMs of [0, 3_600_000])
+    simulators.push(await startSimulator({ rateLimit: off, endpointReadyAfterMs }));
+  const unlimited = { requests: 1_000_000, windowMs: 1_000 };
+  platforms = await Promise.all(
+    simulators.map((sim) =>
+      createPlatform(
+        Config.parse({
+          managementUrl: sim.managementUrl,
+          observabilityUrl: sim.observabilityUrl,
+          managementKeyId: { value: sim.credentials.managementKeyId },
+          managementKeySecret: { value: sim.credentials.managementKeySecret },
+          observabilityToken: { value: sim.credentials.observabilityToken },
+        }),
+        { logger, budgets: { management: unlimited, observability: unlimited } },
+      ),
+    ),
+  );
 });
 
 afterAll(async () => {
+  await Promise.all(platforms.map((platform) => platform.close()));
+  await Promise.all(simulators.map((sim) => sim.close()));
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -245,32 +258,92 @@ const env = (d: Draw): Record<string, string> =>
 const managementKeyId = (organizationId: string) => {
   if (organizationId === KEYLESS_ORG)
     throw new ConfigError(`no management key for organization ${organizationId}`);
-  return uuid(1);
+  return defaultIds.managementKeyId;
 };
 
-/** Applies `docs` from the empty state with a fake platform: the records an earlier apply left. */
-async function earlierState(d: Draw, docs: readonly Doc[]): Promise<State> {
+/** Applies `docs` from the empty state: the records an earlier apply left. */
+async function earlierState(d: Draw, docs: readonly Doc[], platform: Platform): Promise<State> {
   await writeFile(join(manifests, "m.yaml"), yamlOf(docs));
   const store = memoryStore({ version: 1, salt: "salt", resources: {} });
   const secrets = { env: env(d), secretsDir: dir };
-  await createReconciler({
-    manifests,
-    store,
-    send: fakePlatform(d).send,
-    secrets,
-    logger,
-    managementKeyId,
-  }).pass({
+  await createReconciler({ manifests, store, send: platform.send, secrets, logger, managementKeyId }).pass({
     trigger: "cli",
   });
   return store.saved();
 }
 
-/** The first request of each resource that `plan` says sends, and that `apply` sent. */
+/** What `plan` lists as sent: the request of each resource whose first step sends. */
+function plannedSends(resources: readonly PlanView[]): Sends {
+  const planned: Sends = new Map();
+  for (const view of resources) {
+    if (view.outcome !== "send" || !view.request) continue;
+    const { method, path, body } = view.request;
+    planned.set(`${view.kind}/${view.name}`, { method, path, body });
+  }
+  return planned;
+}
+
+/**
+ * What the simulator received from the apply: the first request of each resource, its path or, for an
+ * endpoint's create, its description telling whose it is.
+ */
+function receivedSends(requests: readonly RecordedRequest[], docs: readonly Doc[]): Sends {
+  const owners = new Map<string, string>();
+  for (const doc of docs) {
+    const spec = doc.spec;
+    const id = `${doc.kind}/${doc.name}`;
+    if (doc.kind === "Organization") owners.set(`/v1/organizations/${spec.organizationId}`, id);
+    if (doc.kind === "ApiKey") owners.set(`/v1/organizations/${spec.organizationId}/keys/${spec.keyId}`, id);
+    if (doc.kind === "DataPipe")
+      owners.set(
+        `/v1/organizations/${spec.organizationId}/services/${SERVICE}/datapipes/${spec.dataPipeId}`,
+        id,
+      );
+    if (doc.kind === "Dashboard") owners.set(`/api/v2/dashboards/${spec.dashboardId}`, id);
+    if (doc.kind === "ReversePrivateEndpoint") owners.set(String(spec.description), id);
+  }
+  const received: Sends = new Map();
+  for (const { method, path, body } of requests) {
+    if (method === "GET") continue;
+    const description =
+      method === "POST" ? (body as { description?: unknown } | undefined)?.description : undefined;
+    const owner =
+      owners.get(description === undefined ? path : String(description)) ?? `(unknown: ${method} ${path})`;
+    if (!received.has(owner)) received.set(owner, { method, path, body });
+  }
+  return received;
+}
+
+/**
+ * The planned sends as the wire shows them: each made-up id as the id the platform assigned (the
+ * records after the apply know it), each masked secret as the value sent.
+ */
+function onTheWire(planned: Sends, records: State["resources"], secrets: Record<string, string>): Sends {
+  const ids = new Map<string, string>();
+  for (const [id, record] of Object.entries(records))
+    if (record.serverId) ids.set(`<id of ${id}>`, record.serverId);
+  const values = Object.values(secrets);
+  const wire = (value: unknown): unknown => {
+    if (typeof value === "string") {
+      if (ids.has(value)) return ids.get(value);
+      // The only secret of the estate: a masked secret is the value of PG_PASSWORD.
+      if (value === "(changed)" || value === "(unchanged)") return values[0] ?? value;
+      return value;
+    }
+    if (Array.isArray(value)) return value.map(wire);
+    if (value && typeof value === "object")
+      return Object.fromEntries(Object.entries(value).map(([key, child]) => [key, wire(child)]));
+    return value;
+  };
+  return new Map([...planned].map(([id, send]) => [id, { ...send, body: wire(send.body) }]));
+}
+
+/** What `plan` says is sent, and what the simulator then received from the apply, by resource. */
 async function planAndApply(seed: number): Promise<{ planned: Sends; applied: Sends; shown: Case }> {
   const d = draws(seed);
+  const { sim, platform } = freshPlatform(d);
   const names = d.some(["e1", "e2"]);
-  const state = await earlierState(d, estate(d, names));
+  const state = await earlierState(d, estate(d, names), platform);
   disturb(d, state, names);
   const docs = estate(d, [...names, ...(d.chance(0.5) ? ["e3"] : [])]);
   const yaml = yamlOf(docs);
@@ -286,25 +359,15 @@ async function planAndApply(seed: number): Promise<{ planned: Sends; applied: Se
     { manifests, store: memoryStore(state), secrets, logger, managementKeyId },
     { allowCreate, reassert },
   );
-  const planned: Sends = new Map();
-  for (const view of report.resources) {
-    if (view.outcome === "send" && view.request) planned.set(`${view.kind}/${view.name}`, view.request);
-  }
-  const applied: Sends = new Map();
-  const platform = fakePlatform(d);
-  await createReconciler({
-    manifests,
-    store: memoryStore(state),
-    send: platform.send,
-    secrets,
-    logger,
-    managementKeyId,
-    onResource: ({ status, sent }) => {
-      const first = sent[0]?.request;
-      if (first) applied.set(`${status.kind}/${status.name}`, first);
-    },
-  }).pass({ trigger: "cli", allowCreate, reassert });
-  return { planned, applied, shown: { yaml, allowCreate, reassert } };
+  sim.clearRequests();
+  const store = memoryStore(state);
+  await createReconciler({ manifests, store, send: platform.send, secrets, logger, managementKeyId }).pass({
+    trigger: "cli",
+    allowCreate,
+    reassert,
+  });
+  const planned = onTheWire(plannedSends(report.resources), store.saved().resources, secrets.env);
+  return { planned, applied: receivedSends(sim.requests, docs), shown: { yaml, allowCreate, reassert } };
 }
 
 /** Where plan and apply part: a resource only one of them sends, or sends differently first. */
@@ -313,14 +376,14 @@ function disagreements(planned: Sends, applied: Sends): string[] {
   return ids.flatMap((id) => {
     const [plan, apply] = [planned.get(id), applied.get(id)];
     if (JSON.stringify(plan) === JSON.stringify(apply)) return [];
-    const shown = (request: PlanView["request"]) =>
-      request ? `${request.method} ${request.path} ${JSON.stringify(request.body)}` : "nothing";
-    return [`${id}: plan sends ${shown(plan)}; apply sends ${shown(apply)}`];
+    const shown = (send: Sends extends Map<string, infer S> ? S | undefined : never) =>
+      send ? `${send.method} ${send.path} ${JSON.stringify(send.body)}` : "nothing";
+    return [`${id}: plan sends ${shown(plan)}; the simulator received ${shown(apply)}`];
   });
 }
 
 describe("plan and apply agree", () => {
-  it(`on ${ONLY === undefined ? CASES : 1} generated estates: plan's sends are apply's, first request for first request`, async () => {
+  it(`on ${ONLY === undefined ? CASES : 1} generated estates: plan's sends are what the simulator receives, first request for first request`, async () => {
     const seeds = ONLY === undefined ? Array.from({ length: CASES }, (_, i) => i + 1) : [ONLY];
     for (const seed of seeds) {
       const { planned, applied, shown } = await planAndApply(seed);

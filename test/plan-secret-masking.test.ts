@@ -1,8 +1,8 @@
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
-import { dataPipePlanner } from "../src/plan/data-pipe.js";
+import { dataPipe } from "../src/kinds/data-pipe.js";
+import type { PlanContext } from "../src/kinds/kind.js";
 import { hashSecret, Secret } from "../src/plan/secret.js";
-import type { PlanContext } from "../src/plan/types.js";
 import { revealed, stored } from "../src/plan/values.js";
 import { viewOf } from "../src/plan/view.js";
 
@@ -11,8 +11,7 @@ import { viewOf } from "../src/plan/view.js";
 const context: PlanContext = {
   reassert: false,
   now: new Date("2026-01-01T00:00:00Z"),
-  endpoint: () => ({ state: "missing", reason: "none" }),
-  allowCreate: false,
+  ref: () => ({ state: "missing", reason: "none" }),
 };
 
 const secret = (value: string) => new Secret(value, hashSecret(value, "salt"));
@@ -27,7 +26,7 @@ describe("secret masking in plans", () => {
   };
 
   it("masks a secret in JSON, inspect, the plan view and the stored form, and reveals it only for the wire", () => {
-    const plan = dataPipePlanner.plan({ kind: "DataPipe", name: "p", spec, record: undefined, context });
+    const plan = dataPipe.update.plan({ kind: "DataPipe", name: "p", spec, record: undefined, context });
 
     const shown = [
       JSON.stringify(plan),
@@ -38,7 +37,7 @@ describe("secret masking in plans", () => {
     ].join("\n");
 
     expect(shown).not.toContain("hunter2-canary");
-    expect(JSON.stringify(revealed(plan.request?.body))).toContain("hunter2-canary");
+    expect(JSON.stringify(revealed(plan.write?.request.body))).toContain("hunter2-canary");
     expect(viewOf(plan, undefined).changes).toContainEqual({
       path: "source.postgres.credentials.password",
       to: "(changed)",
@@ -55,7 +54,7 @@ describe("secret masking in plans", () => {
       source: { postgres: { credentials: { username: "u2", password: secret("hunter2-canary") } } },
     };
 
-    const plan = dataPipePlanner.plan({ kind: "DataPipe", name: "p", spec: edited, record, context });
+    const plan = dataPipe.update.plan({ kind: "DataPipe", name: "p", spec: edited, record, context });
 
     expect(viewOf(plan, record.applied).request?.body).toEqual({
       source: { postgres: { credentials: { username: "u2", password: "(unchanged)" } } },

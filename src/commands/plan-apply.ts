@@ -1,11 +1,10 @@
 import type { Config } from "../config.js";
-import { type ReadTarget, readLive } from "../drift/index.js";
 import { parseDuration } from "../duration.js";
 import { escapeJson, escapeLine } from "../escape.js";
 import { formatView } from "../plan/render.js";
 import { type PlanView, relabelView } from "../plan/view.js";
+import { createRead } from "../platform/client.js";
 import { createReconciler, planPass } from "../reconcile/engine.js";
-import { createReader } from "../reconcile/send.js";
 import type { EngineDeps, ResourceOutcome } from "../reconcile/types.js";
 import type { NextStep, PassResult } from "../resources.js";
 import { NOT_COMPARED, withoutSecretValues } from "../review/secret-references.js";
@@ -49,12 +48,12 @@ export async function planCommand(config: Config, options: PlanOptions, io: Io):
       const report = await planPass(
         {
           ...engineDeps(config, io, logger, store),
-          ...(platform ? { read: createReader(platform.client) } : {}),
+          ...(platform ? { read: createRead(platform.client) } : {}),
         },
         {
           ...(options.allowCreate ? { allowCreate: options.allowCreate } : {}),
           ...(skip ? { desired: withoutSecretValues } : {}),
-          ...(platform ? { live: (target: ReadTarget) => readLive(platform.client, target) } : {}),
+          ...(platform ? { readDrift: true } : {}),
         },
       );
       const notices = [
@@ -113,12 +112,7 @@ export async function applyCommand(config: Config, options: PlanApplyOptions, io
       const reconciler = createReconciler({
         ...engineDeps(config, io, logger, store),
         send: platform.send,
-        ...(config.reads === "on"
-          ? {
-              read: createReader(platform.client),
-              live: (target: ReadTarget) => readLive(platform.client, target),
-            }
-          : {}),
+        ...(config.reads === "on" ? { read: createRead(platform.client), readDrift: true } : {}),
         managementKeyId: platform.managementKeyId,
         credentialVersion: platform.credentialVersion,
         onResource,

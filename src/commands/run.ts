@@ -9,9 +9,9 @@ import { loadSettled } from "../manifests/load.js";
 import { createParseCache } from "../manifests/read-file.js";
 import { createNotifier, type Notifier } from "../notify/notifier.js";
 import { VERSION } from "../package.js";
+import { createRead } from "../platform/client.js";
 import { createReconciler } from "../reconcile/engine.js";
-import { createReader } from "../reconcile/send.js";
-import { SavedTileIds } from "../state/saved-tile-ids.js";
+import { SavedRecords } from "../state/saved-records.js";
 import type { StateStore } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import { createMetrics, type Metrics } from "../telemetry/metrics.js";
@@ -112,9 +112,9 @@ function daemonDeps(
   // Passes and poll rounds read the same folder: an unchanged file is parsed once for both.
   const parseCache = createParseCache();
   // Poll rounds read the tile ids the reconciler last loaded or saved, never the state itself.
-  const tileIds = new SavedTileIds();
+  const saved = new SavedRecords();
   leadership.onChange((leader) => {
-    if (!leader) tileIds.forget();
+    if (!leader) saved.forget();
   });
   return {
     settings: {
@@ -132,10 +132,10 @@ function daemonDeps(
       manifests: config.manifests,
       parseCache,
       // A pass still running when this replica loses the Lease must not write the new leader's state.
-      store: tileIds.recording(leaderOnlyStore(store, leadership)),
+      store: saved.recording(leaderOnlyStore(store, leadership)),
       send: platform.send,
       // Reads that replace a learning request or settle a lost create; drift is the read rounds' job.
-      ...(config.reads === "on" ? { read: createReader(platform.client) } : {}),
+      ...(config.reads === "on" ? { read: createRead(platform.client) } : {}),
       secrets: { env: io.env, secretsDir: config.secretsDir },
       logger: telemetry.logger,
       managementKeyId: platform.managementKeyId,
@@ -153,8 +153,8 @@ function daemonDeps(
     leadership,
     allowCreate: config.allowCreate,
     loadManifests: async () => (await loadSettled(config.manifests, { cache: parseCache })).manifests,
-    tileIdsOf: (dashboard) => tileIds.of(dashboard),
-    serverIdOf: (endpoint) => tileIds.serverIdOf(endpoint),
+    tileIdsOf: (dashboard) => saved.tileIdsOf(dashboard),
+    records: () => saved.records(),
     platform: platform.client,
     ...(notifier ? { notifier } : {}),
     ...telemetry,

@@ -25,8 +25,8 @@ export async function validateCommand(
   // The minimal contract's rules are the manifests' own schemas; the published one adds its documents'
   // (imported only then: its validator library costs a start about 25 ms of CPU).
   if (options.contract === "full") {
-    const { contractProblems } = await import("../plan/contract-problems.js");
-    problems = sortProblems([...problems, ...contractProblems(set.manifests, "full")]);
+    const { contractProblems } = await import("../reconcile/contract-problems.js");
+    problems = sortProblems([...problems, ...(await contractProblems(set, "full"))]);
   }
   if (options.resolveSecrets) {
     const unresolved = await secretProblems(set.manifests, { env: io.env, secretsDir: config.secretsDir });

@@ -1,6 +1,6 @@
 import { isApiError, messageOf } from "../errors.js";
-import { maxAgeMs } from "../manifests/kinds/backup-watch.js";
 import type { ManifestOf } from "../manifests/manifest.js";
+import { maxAgeMs } from "../manifests/specs/backup-watch.js";
 import type { PlatformClient } from "../platform/client.js";
 import type { Backup } from "../platform/management.js";
 import { resultOf } from "../resources.js";

@@ -7,6 +7,7 @@ import type { Notifier } from "../notify/notifier.js";
 import type { PlatformClient } from "../platform/client.js";
 import type { Reconciler } from "../reconcile/types.js";
 import { resourceId } from "../resources.js";
+import type { Records } from "../state/saved-records.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { PassMetrics } from "../telemetry/pass-metrics.js";
@@ -63,8 +64,8 @@ export type DaemonDeps = {
    * them: a poll round never loads the state.
    */
   tileIdsOf: (dashboardName: string) => Promise<Record<string, string> | undefined>;
-  /** The server id of a ReversePrivateEndpoint (by manifest name) as last recorded, for the reads. */
-  serverIdOf?: (endpointName: string) => Promise<string | undefined>;
+  /** The records as the reconciler last loaded or saved them, for the read rounds (SavedRecords). */
+  records?: () => Promise<Records>;
   /** Polls alerts and backups through it. */
   platform: PlatformClient;
   registry: Registry;
@@ -169,8 +170,7 @@ function createReader(deps: DaemonDeps, parts: () => Parts): DriftReader {
     platform: deps.platform,
     metrics: deps.metrics,
     logger: deps.logger,
-    tileIdsOf: deps.tileIdsOf,
-    serverIdOf: deps.serverIdOf ?? (async () => undefined),
+    records: deps.records ?? (async () => ({})),
     ...(deps.settings.readCaps ? { caps: deps.settings.readCaps } : {}),
     // A round's reads are spread over most of the poll period (see DriftReaderDeps.spreadMs), ending
     // before the next round is due.

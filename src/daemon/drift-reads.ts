@@ -1,11 +1,15 @@
 import { setTimeout as wait } from "node:timers/promises";
-import { compare, type DriftField, READ_KINDS, type ReadTarget, readLive } from "../drift/index.js";
+import type { DriftField } from "../drift/index.js";
 import { messageOf } from "../errors.js";
+import { observeOf } from "../kinds/index.js";
+import { isNone } from "../kinds/kind.js";
 import { DRIFTLESS_ANNOTATIONS } from "../manifests/fields.js";
 import type { Manifest } from "../manifests/manifest.js";
 import { mapLimited } from "../map-limited.js";
-import type { PlatformClient } from "../platform/client.js";
+import { createRead, type PlatformClient } from "../platform/client.js";
+import { type Compared, contextOfRecords, readAndCompare } from "../reconcile/plan-drift.js";
 import { resourceId } from "../resources.js";
+import type { Records } from "../state/saved-records.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { DEFAULT_READ_CAPS, pickRound, type ReadCaps } from "./drift-schedule.js";
@@ -44,13 +48,12 @@ export type Verification = {
   readError?: string;
 };
 
-/** The records of the state a read needs: a dashboard's tile ids, an endpoint's server id. */
-export type RecordFacts = {
-  tileIdsOf(dashboardName: string): Promise<Record<string, string> | undefined>;
-  serverIdOf(endpointName: string): Promise<string | undefined>;
-};
-
-export type DriftReaderDeps = RecordFacts & {
+export type DriftReaderDeps = {
+  /**
+   * The records as last loaded or saved (SavedRecords): a read needs a resource's own (a dashboard's tile
+   * ids, an endpoint's server id) and those of the resources it names (a pipe's endpoints).
+   */
+  records: () => Promise<Records>;
   platform: PlatformClient;
   metrics: Metrics;
   logger: Logger;
@@ -78,7 +81,8 @@ export type DriftReaderDeps = RecordFacts & {
 /** A resource the last pass left Synced: its manifest, and when it was last applied. */
 export type SyncedResource = { manifest: Manifest; lastAppliedAt: string | undefined };
 
-const READABLE = new Set<string>(READ_KINDS);
+/** Whether a kind is read for drift: the kinds driftless writes. */
+const readable = (manifest: Manifest): boolean => !isNone(observeOf(manifest.kind));
 
 export class DriftReader {
   private cursors = new Map<string, string>();
@@ -122,18 +126,18 @@ export class DriftReader {
     stillApplied: (id: string, lastAppliedAt: string | undefined) => boolean,
     signal?: AbortSignal,
   ): Promise<string[]> {
-    const readable = synced
-      .filter(({ manifest }) => READABLE.has(manifest.kind))
+    const candidates = synced
+      .filter(({ manifest }) => readable(manifest))
       .map((resource) => ({
         ...resource,
         kind: resource.manifest.kind,
         name: resource.manifest.name,
         organization: organizationOf(resource.manifest),
       }));
-    const live = new Set(readable.map((r) => resourceId(r)));
+    const live = new Set(candidates.map((r) => resourceId(r)));
     for (const id of [...this.found.keys()])
       if (!live.has(id) && !this.found.get(id)?.drift) this.found.delete(id);
-    const { picked, cursors } = pickRound(readable, this.cursors, this.deps.caps ?? DEFAULT_READ_CAPS);
+    const { picked, cursors } = pickRound(candidates, this.cursors, this.deps.caps ?? DEFAULT_READ_CAPS);
     this.cursors = cursors;
     const spacing = picked.length > 0 ? (this.deps.spreadMs ?? 0) / picked.length : 0;
     // An abort ends the wait; the read after it sees the signal and is not sent.
@@ -143,11 +147,12 @@ export class DriftReader {
     const monotonic = this.deps.monotonic ?? (() => performance.now());
     const started = monotonic();
     let index = 0;
+    const records = picked.length > 0 ? await this.deps.records() : {};
     await mapLimited(picked, this.deps.concurrency ?? 4, async ({ manifest, lastAppliedAt }) => {
       const startAt = index++ * spacing;
       if (spacing > 0) await sleep(Math.max(0, startAt - (monotonic() - started)), signal);
       if (signal?.aborted) return;
-      await this.readOne(manifest, signal, (id) => stillApplied(id, lastAppliedAt));
+      await this.readOne(manifest, records, signal, (id) => stillApplied(id, lastAppliedAt));
     });
     const heal: string[] = [];
     for (const { manifest } of picked) {
@@ -159,17 +164,18 @@ export class DriftReader {
 
   private async readOne(
     manifest: Manifest,
+    records: Records,
     signal: AbortSignal | undefined,
     stillApplied: (id: string) => boolean,
   ): Promise<void> {
     const id = resourceId(manifest);
     const { metrics, logger } = this.deps;
-    const kind = manifest.kind;
-    let target: ReadTarget;
-    let answer: Awaited<ReturnType<typeof readLive>>;
+    const { kind } = manifest;
+    let found: Compared | undefined;
     try {
-      target = await this.targetOf(manifest);
-      answer = await readLive(this.deps.platform, target, signal ? { signal } : {});
+      const read = createRead(this.deps.platform);
+      const context = contextOfRecords(records, this.deps.now?.() ?? new Date());
+      found = await readAndCompare(read, manifest, records[id], context, signal ? { signal } : {});
     } catch (error) {
       if (signal?.aborted) return;
       metrics.readTotal.inc({ kind, result: "error" });
@@ -177,21 +183,21 @@ export class DriftReader {
       this.found.set(id, { ...this.found.get(id), readError: messageOf(error) });
       return;
     }
-    if (!answer || !stillApplied(id)) return;
+    // Nothing to read yet (an endpoint not created), or a pass applied a new revision meanwhile.
+    if (!found || !stillApplied(id)) return;
     const at = (this.deps.now?.() ?? new Date()).toISOString();
-    if (answer.live === undefined) {
+    if (found.live === undefined) {
       metrics.readTotal.inc({ kind, result: "missing" });
       const fields = [{ path: "(object)", want: "(exists)", have: null }];
       return this.drifted(
         manifest,
         fields,
         at,
-        answer.requestId,
+        found.requestId,
         "the platform no longer has it, and a write cannot create it again: recreate it, or remove its manifest",
       );
     }
-    const fields = compare(target, answer.live, await this.contextOf(manifest));
-    if (fields.length === 0) {
+    if (found.fields.length === 0) {
       metrics.readTotal.inc({ kind, result: "equal" });
       const before = this.found.get(id);
       if (before?.drift) {
@@ -202,11 +208,7 @@ export class DriftReader {
       return;
     }
     metrics.readTotal.inc({ kind, result: "drifted" });
-    const cannot =
-      kind === "ReversePrivateEndpoint"
-        ? "a reverse private endpoint cannot be updated: revert the change in the console, or create a replacement under a new manifest name"
-        : undefined;
-    this.drifted(manifest, fields, at, answer.requestId, cannot);
+    this.drifted(manifest, found.fields, at, found.requestId, found.fixed);
   }
 
   /** Records a drift; a new one (other fields or values than the one known) is counted, logged and told. */
@@ -244,24 +246,6 @@ export class DriftReader {
         : `drift found: the live object was changed outside git; reported, not corrected (${reportedBecause})`,
     );
     this.deps.onDrift?.(drift);
-  }
-
-  private async targetOf(manifest: Manifest): Promise<ReadTarget> {
-    if (manifest.kind !== "ReversePrivateEndpoint") return manifest as ReadTarget;
-    const serverId = await this.deps.serverIdOf(manifest.name);
-    return { kind: manifest.kind, spec: manifest.spec, serverId };
-  }
-
-  private async contextOf(manifest: Manifest) {
-    if (manifest.kind === "Dashboard") {
-      const tileIds = await this.deps.tileIdsOf(manifest.name);
-      return tileIds ? { tileIds } : {};
-    }
-    if (manifest.kind !== "DataPipe") return {};
-    const names = manifest.spec.source?.kafka?.reversePrivateEndpoints ?? [];
-    const ids = new Map<string, string | undefined>();
-    for (const name of names) ids.set(name, await this.deps.serverIdOf(name));
-    return { endpointId: (name: string) => ids.get(name) };
   }
 }
 

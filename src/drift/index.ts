@@ -1,16 +1,8 @@
 /**
  * Drift: reading a live object and comparing it with what its manifest states. read.ts sends the
- * read, compare.ts is the pure comparison; the daemon's drift round (daemon/drift-round.ts) and
- * `plan` use both.
+ * read its kind names, compare.ts is the generic comparison each kind's module uses; the daemon's
+ * read rounds (daemon/drift-reads.ts) and `plan` / `apply` with reads on use both.
  */
 
-export { type Comparable, type CompareContext, compare, type DriftField } from "./compare.js";
-export {
-  type LiveAnswer,
-  listEndpoints,
-  READ_KINDS,
-  type ReadOptions,
-  type ReadTarget,
-  readLive,
-  readRoute,
-} from "./read.js";
+export { type DriftField, type ListRule, type Rules, walk } from "./compare.js";
+export { type LiveAnswer, type ReadOptions, readLive } from "./read.js";

@@ -51,7 +51,3 @@ export function apiObjectOf(kind: Kind, spec: object): string | undefined {
 export const manifestObject = oncePer((manifest: Manifest): string | undefined =>
   apiObjectOf(manifest.kind, manifest.spec),
 );
-
-/** The API object of a created endpoint, by its server id. */
-export const endpointObject = (serverId: string): string | undefined =>
-  apiObjectOf("ReversePrivateEndpoint", { id: serverId });

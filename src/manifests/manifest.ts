@@ -1,12 +1,12 @@
 import { z } from "zod";
 import type { Position } from "../errors.js";
-import { AlertWatch } from "./kinds/alert-watch.js";
-import { ApiKey } from "./kinds/api-key.js";
-import { BackupWatch } from "./kinds/backup-watch.js";
-import { Dashboard } from "./kinds/dashboard.js";
-import { DataPipe } from "./kinds/data-pipe.js";
-import { Organization } from "./kinds/organization.js";
-import { ReversePrivateEndpoint } from "./kinds/reverse-private-endpoint.js";
+import { AlertWatch } from "./specs/alert-watch.js";
+import { ApiKey } from "./specs/api-key.js";
+import { BackupWatch } from "./specs/backup-watch.js";
+import { Dashboard } from "./specs/dashboard.js";
+import { DataPipe } from "./specs/data-pipe.js";
+import { Organization } from "./specs/organization.js";
+import { ReversePrivateEndpoint } from "./specs/reverse-private-endpoint.js";
 
 /** The document schema of each kind, in the order kinds are listed to users. */
 const DOCUMENTS = [
@@ -22,6 +22,17 @@ type KindDocument = (typeof DOCUMENTS)[number];
 
 export type Kind = KindDocument["shape"]["kind"]["value"];
 export const KINDS: readonly Kind[] = DOCUMENTS.map((d) => d.shape.kind.value);
+
+/** The kinds driftless only watches: polled, never written nor read for drift. */
+export const WATCH_KINDS = ["AlertWatch", "BackupWatch"] as const satisfies readonly Kind[];
+export type WatchKind = (typeof WATCH_KINDS)[number];
+
+/** The kinds driftless writes (and, with reads on, reads for drift). */
+export type ManagedKind = Exclude<Kind, WatchKind>;
+const watched: ReadonlySet<Kind> = new Set(WATCH_KINDS);
+export const MANAGED_KINDS: readonly ManagedKind[] = KINDS.filter(
+  (kind): kind is ManagedKind => !watched.has(kind),
+);
 
 /** The document schema of each kind, by kind. */
 export const KIND_SCHEMAS = Object.fromEntries(DOCUMENTS.map((d) => [d.shape.kind.value, d])) as {

@@ -1,6 +1,7 @@
 import type { Kind } from "../manifests/manifest.js";
+import type { RouteName } from "../platform/routes.js";
 import { isSecret } from "./secret.js";
-import type { Change, PlannedRequest, ResourcePlan } from "./types.js";
+import type { Change, ResourcePlan, Write } from "./types.js";
 import { hasSecret, isPlainObject, masked, member, same } from "./values.js";
 
 export type PatchOptions = {
@@ -86,15 +87,15 @@ function describe(want: unknown, had: unknown, path: string, atomic: boolean): C
  * says a second request follows (by default: the request first learns a live list, a first contact);
  * it is sent even with an empty body. `reason` replaces the plan's reason.
  */
-export function patchPlan(
+export function patchPlan<R extends RouteName>(
   resource: { kind: Kind; name: string },
-  request: PlannedRequest,
   changes: Change[],
+  write: Write<R>,
   followUp?: string,
   reason?: string,
 ): ResourcePlan {
   const { kind, name } = resource;
-  if (Object.keys(request.body ?? {}).length === 0 && !followUp) {
+  if (Object.keys(write.request.body ?? {}).length === 0 && !followUp) {
     return { kind, name, outcome: "none", reason: "in sync", changes };
   }
   return {
@@ -102,7 +103,7 @@ export function patchPlan(
     name,
     outcome: "send",
     reason: reason ?? (followUp ? "first contact" : `${changes.length} change(s)`),
-    request,
+    write,
     changes,
     ...(followUp ? { followUp } : {}),
   };

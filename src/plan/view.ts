@@ -31,7 +31,7 @@ export const MASKED: SecretLabels = { changed: "(changed)", unchanged: "(unchang
 
 /** `applied` is the record's last applied state, against which each secret shows `(changed)` or `(unchanged)`. */
 export function viewOf(plan: ResourcePlan, applied: unknown): PlanView {
-  const { request } = plan;
+  const request = plan.write?.request;
   const route = request && ROUTES[request.route];
   const params: Readonly<Record<string, string>> = request?.params ?? {};
   return {

@@ -2,7 +2,15 @@ import { z } from "zod";
 import type { Api } from "../errors.js";
 import type { Priority } from "./budget.js";
 import type { HttpClient, RequestTiming } from "./http.js";
-import { type Answers, type Bodies, type Params, ROUTES, type RouteName } from "./routes.js";
+import { withoutSecrets } from "./redact.js";
+import {
+  type Answers,
+  type Bodies,
+  type Params,
+  type PlannedRequest,
+  ROUTES,
+  type RouteName,
+} from "./routes.js";
 
 /**
  * The platform as driftless calls it: any route of the table, by name, through the HTTP client of its
@@ -13,8 +21,9 @@ import { type Answers, type Bodies, type Params, ROUTES, type RouteName } from "
 
 /**
  * Per call: the budget priority (default "change" for writes, "poll" for reads), an abort signal, the
- * secrets the request carries (masked in whatever the platform echoes back), and the guard asked right
- * before each attempt (HttpRequest.guard).
+ * secrets the request carries (masked in whatever the platform echoes back, and with every credential
+ * field dropped from the answer before its schema reads it), and the guard asked right before each
+ * attempt (HttpRequest.guard).
  */
 export type CallOptions = {
   priority?: Priority;
@@ -37,6 +46,13 @@ export interface PlatformClient {
     body: Bodies[N],
     options?: CallOptions,
   ): Promise<Answer<Answers[N]>>;
+}
+
+/** `schema`, reading an answer whose credentials were dropped and whose `secrets` were masked first. */
+function answerOf<T>(schema: z.ZodType<T>, secrets: readonly string[] | undefined): z.ZodType<T> {
+  if (!secrets) return schema;
+  const sent = secrets.filter(Boolean);
+  return z.preprocess((answer) => withoutSecrets(answer, sent), schema);
 }
 
 /** The success body of `api` around a payload of `schema`, unwrapped to `{result, requestId?}`. */
@@ -82,7 +98,7 @@ export function createPlatformClient(http: Readonly<PlatformHttp>): PlatformClie
       route: route.template,
       params,
       body,
-      schema: envelope(route.api, route.answer),
+      schema: envelope(route.api, answerOf(route.answer, options.redact)),
       priority: options.priority ?? (route.method === "GET" ? "poll" : "change"),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.redact ? { redact: options.redact } : {}),
@@ -104,4 +120,19 @@ function clientOf(http: Readonly<PlatformHttp>, api: Api, organization: string |
   if (api === "observability") return http.observability;
   const { management } = http;
   return typeof management === "function" ? management(organization ?? "") : management;
+}
+
+/**
+ * Reads one live object or list of the published contract (reads on): the answer, typed by its route.
+ * Throws the client's ApiError.
+ */
+export type Read = <R extends RouteName>(
+  request: PlannedRequest<R>,
+  options: { priority: Priority; signal?: AbortSignal },
+) => Promise<Answer<Answers[R]>>;
+
+/** A Read over the platform client: no secret is sent, and a credential field an answer carries is dropped. */
+export function createRead(client: PlatformClient): Read {
+  return (request, options) =>
+    client.call(request.route, request.params, request.body, { ...options, redact: [] });
 }

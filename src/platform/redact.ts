@@ -1,6 +1,9 @@
+import { CREDENTIAL_FIELDS } from "../credentials.js";
+
 /**
  * Masking the secrets of a request wherever the platform may echo them back: in an error answer's text,
- * which driftless shows in logs, `/status` and command output.
+ * which driftless shows in logs, `/status` and command output, and in a success answer, which the state
+ * keeps.
  */
 
 /** What a secret is replaced with. */
@@ -52,4 +55,25 @@ function formsOf(secrets: readonly string[]): string[] {
 /** Whitespace runs as one space, ends trimmed: how a message is shown on one line. */
 export function collapse(text: string): string {
   return text.replace(/\s+/g, " ").trim();
+}
+
+/** The credential fields of requests, never kept of an answer. */
+const CREDENTIALS = new Set<string>(CREDENTIAL_FIELDS);
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/**
+ * An answer as driftless may keep it: results are said to omit credentials, yet a pipe's result lists
+ * `connectionString` (which may embed an account key; docs/platform-apis.md#credential-fields), so
+ * credential fields are dropped and any value equal to a secret just sent is masked.
+ */
+export function withoutSecrets(value: unknown, secrets: readonly string[]): unknown {
+  if (typeof value === "string") return secrets.includes(value) ? MASK : value;
+  if (Array.isArray(value)) return value.map((item) => withoutSecrets(item, secrets));
+  if (!isObject(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(value))
+    if (!CREDENTIALS.has(key)) out[key] = withoutSecrets(child, secrets);
+  return out;
 }

@@ -175,6 +175,11 @@ export type Bodies = { [N in RouteName]: z.infer<Spec<N>["request"]> };
 /** Per route, the payload of its success answer. */
 export type Answers = { [N in RouteName]: z.infer<Spec<N>["answer"]> };
 
+/** One request of the table: which route, its path parameters, its body. */
+export type PlannedRequest<N extends RouteName = RouteName> = {
+  [R in N]: { route: R; params: Params[R]; body: Bodies[R] };
+}[N];
+
 /** One route of the table, its answer schema typed by its name (so generic code keeps the types). */
 export type Route<N extends RouteName = RouteName> = Omit<Spec<N>, "answer"> & {
   answer: z.ZodType<Answers[N]>;

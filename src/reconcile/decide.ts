@@ -1,21 +1,14 @@
 import { createHash } from "node:crypto";
 import { messageOf } from "../errors.js";
+import { createOf, updatePlan } from "../kinds/index.js";
+import { type Create, isNone, type PlanContext, type PlanInput, type ReferenceState } from "../kinds/kind.js";
 import { manifestId } from "../manifests/identity.js";
-import type { Kind, Manifest, ManifestOf } from "../manifests/manifest.js";
-import { planResource } from "../plan/planners.js";
-import type {
-  EndpointRef,
-  Outcome,
-  PlanContext,
-  PlanInput,
-  PlannedRequest,
-  ResourcePlan,
-  Settlement,
-  Specs,
-} from "../plan/types.js";
+import type { Kind, ManagedKind, Manifest, ManifestOf } from "../manifests/manifest.js";
+import type { Outcome, PlannedRequest, ResourcePlan, Specs } from "../plan/types.js";
 import { stored } from "../plan/values.js";
 import { type Cause, resourceId } from "../resources.js";
 import type { ResourceRecord, State } from "../state/store.js";
+import type { Admitted, Settlement, Step, Stop } from "./step.js";
 import type { Refusal } from "./types.js";
 import { suspendedBecause } from "./write-guard.js";
 
@@ -41,10 +34,12 @@ export type Facts = {
   reassert: boolean;
   /** Resources to re-send as a re-assertion would, in this pass only (a read found them drifted). */
   heal?: ReadonlySet<string>;
-  /** When "now" is, for the lock-out guard. */
+  /** When the pass started: "now" for the lock-out guard. */
   now: Date;
-  /** A ReversePrivateEndpoint by manifest name, as a pipe that names it sees it now. */
-  endpoint(name: string): EndpointRef;
+  /** The pass's clock, for every time the engine stamps (an answer's, an intent's, an allowance's). */
+  clock(): Date;
+  /** A resource of `kind` by manifest name, as a resource that names it sees it now. */
+  ref(kind: ManagedKind, name: string): ReferenceState;
   /** The management key id of an organization, or what reading it threw (ConfigError: no key). */
   keyOf(organizationId: string): { id: string | undefined } | { error: unknown };
   /** Requests the platform refused for good in earlier passes, by resource. */
@@ -62,36 +57,7 @@ export type Facts = {
   ): Specs[K] | Promise<Specs[K]>;
 };
 
-/** A resource ready to be planned: its desired spec and the key id of its organization, when known. */
-export type Admitted = {
-  action: "plan";
-  manifest: Manifest;
-  id: string;
-  spec: PlanInput["spec"];
-  managementKeyId: string | undefined;
-  /** With reads on: how the list of its service's endpoints settles an earlier create's unknown outcome. */
-  settled?: Settlement;
-};
-
-/** What to do next for a resource; every step carries the plan `plan` shows for it. */
-export type Step =
-  | { action: "send"; input: PlanInput; plan: ResourcePlan; request: PlannedRequest; fingerprint: string }
-  | { action: "adopt"; input: PlanInput; plan: ResourcePlan }
-  | Stop;
-
-/** The resource stops here: the cause decides its status and next step (resources.ts CAUSES). */
-export type Stop = {
-  action: "stop";
-  cause: Cause;
-  plan: ResourcePlan;
-  /** What the status says; none for a resource quietly in sync. */
-  message?: string;
-  /** The plan's input, when it got as far as a plan. */
-  input?: PlanInput;
-  requestId?: string;
-};
-
-/** The cause of a planner's outcome when nothing is sent. */
+/** The cause of a plan's outcome when nothing is sent. */
 const CAUSE_OF: Record<Outcome, Cause> = {
   none: "in-sync",
   adopt: "adopted",
@@ -152,23 +118,20 @@ export function decide(resource: Admitted, round: number, facts: Facts): Step {
   const record = facts.state.resources[id];
   const reassert = facts.reassert || (facts.heal?.has(id) ?? false);
   // Made field by field: this runs for every resource of every pass.
-  const context: PlanContext = {
-    now: facts.now,
-    endpoint: facts.endpoint,
-    reassert: reassert && round === 1,
-    allowCreate: round === 1 && facts.allow.has(id) && !record?.allowanceUsedAt,
-  };
+  const context: PlanContext = { now: facts.now, ref: facts.ref, reassert: reassert && round === 1 };
   if (resource.managementKeyId) context.managementKeyId = resource.managementKeyId;
-  if (resource.settled && round === 1) context.settled = resource.settled;
   const input: PlanInput = { kind: manifest.kind, name: manifest.name, spec: resource.spec, record, context };
-  const plan = planResource(input);
-  if (plan.outcome === "adopt") return { action: "adopt", input, plan };
-  if (plan.outcome !== "send" || !plan.request) return nothingToSend(input, plan, round, facts);
+  const allowed = round === 1 && facts.allow.has(id) && !record?.allowanceUsedAt;
+  const settled = round === 1 ? resource.settled : undefined;
+  const { action, plan } = planOf(input, { allowed, settled });
+  if (plan.adopt) return { action: "adopt", input, plan, adopt: plan.adopt };
+  if (plan.outcome !== "send" || !plan.write) return nothingToSend(input, plan, round, facts);
   if (round > MAX_ROUNDS) {
     const reason = `still had changes to send after ${MAX_ROUNDS} requests; the platform's answers do not match the manifest`;
     return notSent(input, plan, "not-converging", reason);
   }
-  const fingerprint = fingerprintOf(plan.request, facts.credentials(plan.request));
+  const { request } = plan.write;
+  const fingerprint = fingerprintOf(request, facts.credentials(request));
   const refused = reassert ? undefined : facts.refusals.get(id);
   if (refused?.fingerprint === fingerprint) {
     const reason = `${refused.message}; not sent again: the platform refused it, and would again until the manifest, a secret or the credentials change (or the next re-assertion)`;
@@ -176,7 +139,72 @@ export function decide(resource: Admitted, round: number, facts: Facts): Step {
   }
   const stopped = facts.stopped();
   if (stopped !== undefined) return notSent(input, plan, "may-not-write", `not sent: ${stopped}`);
-  return { action: "send", input, plan, request: plan.request, fingerprint };
+  return { action, input, plan, write: plan.write, fingerprint, allowed: action === "create" && allowed };
+}
+
+/**
+ * Create or update: the one place that tells them apart. A kind that creates, whose manifest names no
+ * existing object and whose record has none, is created; once, since a create is not idempotent: a
+ * create whose answer was lost (its intent still recorded) is `unknown` until a list finds what it made
+ * (adopted then) or shows it made nothing, or until the operator allows a new attempt.
+ */
+function planOf(
+  input: PlanInput,
+  { allowed, settled }: { allowed: boolean; settled: Settlement | undefined },
+): { action: "create" | "update"; plan: ResourcePlan } {
+  const create = createOf(input.kind);
+  if (isNone(create) || exists(create, input)) return { action: "update", plan: updatePlan(input) };
+  const intent = input.record?.intent;
+  if (intent && settled?.state === "found")
+    return { action: "create", plan: foundPlan(create, input, intent.startedAt, settled) };
+  if (intent && !allowed && settled?.state !== "absent") {
+    const unclear =
+      settled?.state === "unclear"
+        ? `; listing the ${create.noun}s ${create.within} did not settle it: ${settled.reason}`
+        : "";
+    const reason = unknownCreateMessage(create, resourceId(input), intent.startedAt) + unclear;
+    return {
+      action: "create",
+      plan: { kind: input.kind, name: input.name, outcome: "unknown", reason, changes: [] },
+    };
+  }
+  const plan = create.plan(input);
+  if (plan.outcome !== "send" || !intent) return { action: "create", plan };
+  const reason = allowed
+    ? "new create attempt allowed by the operator"
+    : `the create sent at ${intent.startedAt} did not create it (no ${create.noun} ${create.within} matches): created again`;
+  return { action: "create", plan: { ...plan, reason } };
+}
+
+/** Whether the object of a creating kind exists: its manifest names it, or driftless created it. */
+const exists = (create: Create<Kind>, { spec, record }: PlanInput): boolean =>
+  create.idOf(spec) !== undefined || record?.serverId !== undefined;
+
+/** The object a create with a lost answer made, found in the list: its id is recorded, nothing is sent. */
+function foundPlan(
+  create: Create<Kind>,
+  input: PlanInput,
+  startedAt: string,
+  found: Extract<Settlement, { state: "found" }>,
+): ResourcePlan {
+  const { kind, name } = input;
+  return {
+    kind,
+    name,
+    outcome: "adopt",
+    reason: `the create sent at ${startedAt} did create it: found as ${found.id} in the list of the ${create.noun}s ${create.within}; its id is recorded, nothing is sent again`,
+    changes: [{ path: create.idField, to: found.id, op: "set" }],
+    adopt: { id: found.id, record: (at) => create.adopted(input, found.id, found.live, at) },
+  };
+}
+
+/** How an operator resolves an Unknown create; also printed by `plan`. */
+export function unknownCreateMessage(create: Create<Kind>, id: string, startedAt: string): string {
+  return (
+    `a create request sent at ${startedAt} may or may not have created the ${create.noun} (no answer was received). ` +
+    `If it exists in the platform, adopt it: set spec.${create.idField} to its id. If it does not, allow a new attempt: ` +
+    `driftless apply --allow-create ${id}`
+  );
 }
 
 /** A request the decision keeps back: shown as the refusal it is, its changes kept, no request. */
@@ -191,7 +219,7 @@ const requestIdOf = ({ requestId }: Refusal) => (requestId ? { requestId } : {})
 /** A plan that sends nothing: in sync (quietly, once it converged), waiting, refused or unknown. */
 function nothingToSend(input: PlanInput, plan: ResourcePlan, round: number, facts: Facts): Stop {
   const cause = CAUSE_OF[plan.outcome];
-  const quiet = plan.outcome === "none" && (plan.reason.startsWith("in sync") || round > 1);
+  const quiet = plan.outcome === "none" && (plan.note === undefined || round > 1);
   const spent = plan.outcome === "unknown" ? spentAllowance(input, facts) : "";
   const shown = spent ? { ...plan, reason: plan.reason + spent } : plan;
   const stop: Stop = { action: "stop", cause, plan: shown, input };

@@ -68,3 +68,11 @@ function withLeaves<K extends Kind>(
   });
   return desired as Specs[K];
 }
+
+/** A secret that is not read: never revealed, never compared (a read's comparison skips secrets). */
+const NOT_READ = new Secret("", "(not read)");
+
+/** The desired spec without reading any secret, for what never compares one: drift. */
+export function unreadSecrets<K extends Kind>(manifest: ManifestOf<K>): Specs[K] {
+  return desiredWith(manifest, () => NOT_READ);
+}

@@ -1,59 +1,93 @@
+import { READY } from "../kinds/reverse-private-endpoint.js";
 import type { Manifest } from "../manifests/manifest.js";
-import { READY } from "../plan/reverse-private-endpoint.js";
-import type { LiveRead, PlannedRequest } from "../plan/types.js";
+import type { PlannedRequest } from "../plan/types.js";
 import { type PlanView, viewOf } from "../plan/view.js";
-import { ROUTES } from "../platform/routes.js";
-import type { ResourceStatus } from "../resources.js";
+import type { Read } from "../platform/client.js";
+import type { Answers, RouteName } from "../platform/routes.js";
+import { type ResourceStatus, resourceId } from "../resources.js";
 import type { State } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Facts } from "./decide.js";
 import type { Effects } from "./effects.js";
 import { type PassRun, prepareRecords, runPhases } from "./pass.js";
 import type { RecordChanges } from "./records.js";
-import type { Reader } from "./send.js";
 import type { Pass, ResourceOutcome } from "./types.js";
 
 /**
- * A pass that sends nothing (`plan`, `plan --base`): apply's own pass (pass.ts, resource.ts,
- * decide.ts), with effects that answer each request as the platform would, with made-up ids where the
- * platform assigns one, and keep the records in memory. So a plan shows what apply would send, including
- * what depends on an earlier answer of the same pass (a pipe naming an endpoint created before it).
+ * A pass that sends nothing (`plan`, `plan --base`, `validate --contract`): apply's own pass (pass.ts,
+ * resource.ts, decide.ts), with effects that answer each request as the platform would, with made-up
+ * ids where the platform assigns one, and keep the records in memory. So a plan shows what apply would
+ * send, including what depends on an earlier answer of the same pass (a pipe naming an endpoint
+ * created before it).
  */
 
 /** A made-up id, where the platform would assign one: shown in the requests that carry it. */
-export const madeUpEndpointId = (name: string) => `<id of ReversePrivateEndpoint/${name}>`;
+export const madeUpId = (manifest: Manifest) => `<id of ${resourceId(manifest)}>`;
 const madeUpTileId = (dashboard: string, key: string) => `<id of tile ${key} of Dashboard/${dashboard}>`;
 
+/** What a made-up answer may need to know: the resource, and the id the platform would assign it. */
+type Asker = { manifest: Manifest; id: string };
+
 /**
- * The answer a platform would give `request` of `manifest`: an endpoint's id (Ready), a dashboard's
- * tile ids (the planner sends tiles in the manifest's order). PATCH answers carry nothing a record
- * needs: lists are taken from what was sent. Nothing secret is echoed.
+ * The answer a platform would give each route, as far as a record needs it: the id it addresses (or
+ * assigns), a dashboard's tile ids (the PUT sends tiles in the manifest's order), an endpoint's status
+ * (Ready). Lists come back empty: a record takes its lists from what was sent. Nothing secret is echoed.
  */
-function madeUpAnswer(request: PlannedRequest, manifest: Manifest): Record<string, unknown> {
-  if (ROUTES[request.route].method === "POST") return { id: madeUpEndpointId(manifest.name), status: READY };
-  if (request.route !== "putDashboard") return {};
-  const keys = manifest.kind === "Dashboard" ? manifest.spec.tiles.map((tile) => tile.key) : [];
-  const tiles = request.body.tiles.map((tile, index) => ({
-    ...tile,
-    id: tile.id || madeUpTileId(manifest.name, keys[index] ?? String(index)),
-  }));
-  return { tiles };
+const MADE_UP: { [R in RouteName]: (request: PlannedRequest<R>, asker: Asker) => Answers[R] } = {
+  updateOrganization: ({ params }) => ({ id: params.organizationId }),
+  updateApiKey: ({ params }) => ({ id: params.keyId }),
+  updateDataPipe: ({ params }) => ({ id: params.dataPipeId }),
+  createReversePrivateEndpoint: (_, { id }) => ({ id, status: READY }),
+  listBackups: () => [],
+  putDashboard: ({ params, body }, { manifest }) => {
+    const keys = "tiles" in manifest.spec ? manifest.spec.tiles.map((tile) => tile.key) : [];
+    const tiles = body.tiles.map((tile, index) => ({
+      ...tile,
+      id: tile.id || madeUpTileId(manifest.name, keys[index] ?? String(index)),
+    }));
+    return { id: params.id, tiles };
+  },
+  getAlert: ({ params }) => ({ id: params.id }),
+  getOrganization: ({ params }) => ({ id: params.organizationId }),
+  getApiKey: ({ params }) => ({ id: params.keyId }),
+  getDataPipe: ({ params }) => ({ id: params.dataPipeId }),
+  listReversePrivateEndpoints: () => [],
+  getReversePrivateEndpoint: ({ params }) => ({ id: params.reversePrivateEndpointId }),
+  getDashboard: ({ params }) => ({ id: params.id, tiles: [] }),
+  listSources: () => [],
+};
+
+function madeUpAnswer<R extends RouteName>(request: PlannedRequest<R>, asker: Asker): Answers[R] {
+  const answer: (request: PlannedRequest<R>, asker: Asker) => Answers[R] = MADE_UP[request.route];
+  return answer(request, asker);
 }
 
 /**
  * Effects that change nothing outside: made-up answers, records in `state` only, nothing saved. `read`
- * (plan with reads on): reads are sent, they change nothing either; `plan --base` has none.
+ * (plan with reads on): reads are sent, they change nothing either; `plan --base` has none. `idOf` makes
+ * the id the platform would assign a created object (`madeUpId` by default).
  */
-export function dryEffects(state: State, read?: Reader): Effects {
+export function dryEffects(
+  state: State,
+  options: { read?: Read; idOf?: (manifest: Manifest) => string } = {},
+): Effects {
+  const { read, idOf = madeUpId } = options;
   return {
-    ...(read ? { read: (request: LiveRead) => read(request, { priority: "read" }) } : {}),
+    ...(read
+      ? {
+          read: async <R extends RouteName>(request: PlannedRequest<R>) =>
+            (await read(request, { priority: "read" })).result,
+        }
+      : {}),
     record(id, record) {
       if (record) state.resources[id] = record;
       else delete state.resources[id];
     },
     save: async () => {},
     mayWrite: async () => undefined,
-    send: async (request, { manifest }) => ({ result: madeUpAnswer(request, manifest) }),
+    send: async (request, { manifest }) => ({
+      result: madeUpAnswer(request, { manifest, id: idOf(manifest) }),
+    }),
   };
 }
 
@@ -64,7 +98,9 @@ export type DryRunOptions = {
   reassert?: boolean;
   /** When "now" is for the planners and the retention of records without a manifest. */
   now: Date;
-  deps: PassRun["deps"] & { unmanagedRetentionMs?: number; read?: Reader };
+  /** The clock of the times the dry run stamps; default the wall clock. */
+  clock?: () => Date;
+  deps: PassRun["deps"] & { unmanagedRetentionMs?: number; read?: Read };
   desired: Facts["desired"];
 };
 
@@ -83,11 +119,12 @@ export async function dryRun(pass: Pass, options: DryRunOptions): Promise<DryRun
   });
   const { outcomes } = await runPhases({
     pass,
-    effects: dryEffects(pass.state, options.deps.read),
+    effects: dryEffects(pass.state, options.deps.read ? { read: options.deps.read } : {}),
     log,
     options: { trigger: "cli", allowCreate, reassert: options.reassert ?? false },
     deps: options.deps,
     now: options.now,
+    clock: options.clock ?? (() => new Date()),
     memory: { refusals: new Map(), unsaved: new Map() },
     desired: options.desired,
   });

@@ -1,9 +1,10 @@
 import type { Manifest } from "../manifests/manifest.js";
-import type { LiveRead, PlannedRequest } from "../plan/types.js";
+import type { PlannedRequest } from "../plan/types.js";
 import type { Priority } from "../platform/budget.js";
+import type { Answer } from "../platform/client.js";
+import type { Answers, RouteName } from "../platform/routes.js";
 import type { Cause } from "../resources.js";
 import type { ResourceRecord } from "../state/store.js";
-import type { Sent } from "./send.js";
 import type { EngineDeps, Pass } from "./types.js";
 import {
   ensureMayWrite,
@@ -24,15 +25,18 @@ export type Effects = {
   /** Saves the state as it is now. Throws StateError. */
   save(): Promise<void>;
   /** Undefined when a write may go out now; else why it is not sent. */
-  mayWrite(write: Write): Promise<NotSent | undefined>;
+  mayWrite(write: Writing): Promise<NotSent | undefined>;
   /** Sends `request`: the platform's answer. Throws as Sender does, or WriteRefusedError. */
-  send(request: PlannedRequest, write: Write & { priority: Priority }): Promise<Sent>;
-  /** With reads on: reads a live object or list before planning (reads.ts). Absent with reads off. */
-  read?(request: LiveRead): Promise<unknown>;
+  send<R extends RouteName>(
+    request: PlannedRequest<R>,
+    write: Writing & { priority: Priority },
+  ): Promise<Answer<Answers[R]>>;
+  /** With reads on: reads a live object or list before planning (read-first.ts). Absent with reads off. */
+  read?<R extends RouteName>(request: PlannedRequest<R>): Promise<Answers[R]>;
 };
 
 /** One write: the resource it is of, and why the pass may no longer write, as far as it knows. */
-export type Write = { manifest: Manifest; stopped(): string | undefined };
+export type Writing = { manifest: Manifest; stopped(): string | undefined };
 
 /** Why a write is not sent: the resource's cause, its message, and what the store said when it refused. */
 export type NotSent = { cause: Cause; message: string; stopped?: string };
@@ -51,13 +55,16 @@ export function applyEffects(deps: EngineDeps, pass: Pass, signal: AbortSignal |
   const dirty = new Map<string, number>();
   const changed = (id: string) => dirty.set(id, (dirty.get(id) ?? 0) + 1);
   const saves = chainedSaves(deps, pass, dirty);
-  const context = (write: Write): WriteContext => ({ deps, state: pass.state, ...write });
+  const context = (write: Writing): WriteContext => ({ deps, state: pass.state, ...write });
   const { read } = deps;
   return {
     // A read that gates a write (a list to compute sets from, an unknown create to settle) goes with
     // the changes' priority: it stands where a request of the change would otherwise go.
     ...(read
-      ? { read: (request: LiveRead) => read(request, { priority: "change", ...(signal ? { signal } : {}) }) }
+      ? {
+          read: async <R extends RouteName>(request: PlannedRequest<R>) =>
+            (await read(request, { priority: "change", ...(signal ? { signal } : {}) })).result,
+        }
       : {}),
     dirty,
     changed,

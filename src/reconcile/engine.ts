@@ -1,17 +1,20 @@
 import { messageOf } from "../errors.js";
-import type { Kind, ManifestOf } from "../manifests/manifest.js";
+import { observeOf } from "../kinds/index.js";
+import { isNone } from "../kinds/kind.js";
+import { isKind, type Kind, type ManifestOf } from "../manifests/manifest.js";
 import { formatProblem, type Problem } from "../manifests/problem.js";
 import { createParseCache } from "../manifests/read-file.js";
 import type { Specs } from "../plan/types.js";
 import type { PlanView } from "../plan/view.js";
+import type { Read } from "../platform/client.js";
 import { parseResourceId, passOk, resourceId, resultOf } from "../resources.js";
 import type { ResourceRecord } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import { PassMetrics } from "../telemetry/pass-metrics.js";
 import { dryRun, unmanagedViews, viewOfOutcome } from "./dry-run.js";
 import { type ApplyEffects, applyEffects } from "./effects.js";
-import { prepareRecords, readSecrets, runPhases, startPass } from "./pass.js";
-import { driftCounts, foldAll, type LiveReader, readDrift, viewWithDrift } from "./plan-drift.js";
+import { prepareRecords, readSecrets, refLookup, runPhases, startPass } from "./pass.js";
+import { type DriftFinding, driftCounts, foldAll, readDrift, viewWithDrift } from "./plan-drift.js";
 import type { RecordChanges } from "./records.js";
 import type {
   ApplyOptions,
@@ -53,36 +56,61 @@ export async function planPass(
     allowCreate?: readonly string[];
     /** Replaces secret resolution (`plan --secrets skip`): the desired spec without reading any secret. */
     desired?: <K extends Kind>(manifest: ManifestOf<K>, record: ResourceRecord | undefined) => Specs[K];
-    /** With reads on: reads each managed object, and shows what differs from git as changes to send. */
-    live?: LiveReader;
+    /** With `deps.read`: reads each managed object, and shows what differs from git as changes to send. */
+    readDrift?: boolean;
   } = {},
 ): Promise<PlanReport> {
   const pass = await startPass(deps);
   const stateEmpty = Object.keys(pass.state.resources).length === 0;
-  const { manifests } = pass.set;
-  const findings = options.live
-    ? await readDrift(manifests, pass.state, options.live, deps.concurrency ?? 4)
-    : undefined;
-  if (findings) foldAll(manifests, pass.state, findings);
+  const clock = deps.now ?? (() => new Date());
+  const now = clock();
+  const findings =
+    options.readDrift && deps.read ? await readAndFoldDrift(deps, deps.read, pass, now) : undefined;
   const { outcomes, records } = await dryRun(pass, {
     ...options,
     log: deps.logger.child({}, { level: "silent" }),
-    now: deps.now?.() ?? new Date(),
+    now,
+    clock,
     deps,
     desired: options.desired ?? readSecrets(deps.secrets, pass),
   });
+  const fixed = (kind: string) => {
+    const observe = isKind(kind) ? observeOf(kind) : undefined;
+    return observe === undefined || isNone(observe) ? undefined : observe.fixed;
+  };
   return {
     ...(pass.set.revision ? { revision: pass.set.revision } : {}),
     stateEmpty,
     problems: pass.set.problems,
     resources: [
-      ...outcomes.map((outcome) =>
-        viewWithDrift(viewOfOutcome(outcome), findings?.get(resourceId(outcome.status))),
-      ),
+      ...outcomes.map((outcome) => {
+        const view = viewOfOutcome(outcome);
+        return viewWithDrift(view, findings?.get(resourceId(outcome.status)), fixed(view.kind));
+      }),
       ...unmanagedViews(records),
     ],
     ...(findings ? { reads: driftCounts(findings) } : {}),
   };
+}
+
+/**
+ * Reads each managed object and lays what was changed outside git over its record, so that the pass
+ * sends it back (plan-drift.ts); a read that fails leaves its resource as with reads off.
+ */
+async function readAndFoldDrift(
+  deps: EngineDeps,
+  read: Read,
+  pass: Pass,
+  now: Date,
+): Promise<Map<string, DriftFinding>> {
+  const { manifests } = pass.set;
+  const context = { now, reassert: false, ref: refLookup(pass, true) };
+  const findings = await readDrift(manifests, pass.state, read, {
+    concurrency: deps.concurrency ?? 4,
+    context,
+  });
+  foldAll(manifests, pass.state, findings);
+  return findings;
 }
 
 /** What a reconciler keeps from pass to pass. */
@@ -122,10 +150,11 @@ async function applyPass(deps: EngineDeps, options: ApplyOptions, memory: Memory
     { manifests: pass.set.manifests.length, problems: pass.set.problems.length },
     "reconcile pass started",
   );
-  if (deps.live) await readAndFold(deps, deps.live, pass, log);
+  const clock = deps.now ?? (() => new Date());
+  const now = clock();
+  if (deps.readDrift && deps.read) await readDriftBeforeApplying(deps, deps.read, pass, now, log);
   logProblems(log, pass.set.problems);
   const effects = applyEffects(deps, pass, options.signal);
-  const now = deps.now?.() ?? new Date();
   deps.suspension?.sync(pass.state);
   forgetRefusalsOfGone(memory.refusals, pass);
   restoreCarried(effects, memory.carried);
@@ -144,6 +173,7 @@ async function applyPass(deps: EngineDeps, options: ApplyOptions, memory: Memory
     options,
     deps,
     now,
+    clock,
     desired,
     memory: { refusals: memory.refusals, unsaved },
   };
@@ -154,14 +184,15 @@ async function applyPass(deps: EngineDeps, options: ApplyOptions, memory: Memory
   return finishPass(pass, statuses, log, deps);
 }
 
-/**
- * Reads each managed object and lays what was changed outside git over its record, so that the pass
- * sends it back (plan-drift.ts); a read that fails leaves its resource as with reads off.
- */
-async function readAndFold(deps: EngineDeps, live: LiveReader, pass: Pass, log: Logger): Promise<void> {
-  const { manifests } = pass.set;
-  const findings = await readDrift(manifests, pass.state, live, deps.concurrency ?? 4);
-  foldAll(manifests, pass.state, findings);
+/** Apply with reads on: what changed outside git is read first, and sent back by the pass. */
+async function readDriftBeforeApplying(
+  deps: EngineDeps,
+  read: Read,
+  pass: Pass,
+  now: Date,
+  log: Logger,
+): Promise<void> {
+  const findings = await readAndFoldDrift(deps, read, pass, now);
   const { drifted, unread } = driftCounts(findings);
   if (drifted + unread > 0)
     log.info({ drifted, unread }, "live objects read: what changed outside git is sent back");

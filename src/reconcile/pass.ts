@@ -1,13 +1,11 @@
+import { createOf, phaseOf } from "../kinds/index.js";
+import { isNone, PHASES, type Phase, type PlanContext } from "../kinds/kind.js";
 import { manifestId } from "../manifests/identity.js";
 import { loadSettled, type ManifestSet } from "../manifests/load.js";
 import type { Manifest } from "../manifests/manifest.js";
 import type { Problem } from "../manifests/problem.js";
 import type { SecretSources } from "../manifests/secrets.js";
 import { mapLimited } from "../map-limited.js";
-import { phaseOf } from "../plan/planners.js";
-import { READY } from "../plan/reverse-private-endpoint.js";
-import { type EndpointRef, PHASES, type Phase } from "../plan/types.js";
-import { member } from "../plan/values.js";
 import { type ResourceStatus, resourceId } from "../resources.js";
 import type { State } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
@@ -77,12 +75,14 @@ export function prepareRecords(
 }
 
 /**
- * How a pipe sees a ReversePrivateEndpoint it names, from the state as it is now. `afterCreates`: the
- * endpoints this pass created are used as they are (once the phase that created them is done).
+ * How a resource sees another that it names (a pipe its endpoints), from the state as it is now: ready
+ * once its object has a server id. `afterCreates`: the objects this pass created are used as they are
+ * (once the phase that created them is done); before, one its kind finds not usable yet (an endpoint
+ * not Ready) is waited for.
  */
-export function endpointLookup(pass: Pass, afterCreates: boolean): (name: string) => EndpointRef {
-  return (name) => {
-    const id = resourceId({ kind: "ReversePrivateEndpoint", name });
+export function refLookup(pass: Pass, afterCreates: boolean): PlanContext["ref"] {
+  return (kind, name) => {
+    const id = resourceId({ kind, name });
     if (pass.invalid.has(id))
       return { state: "waiting", reason: `waits for ${id}, whose manifest is invalid` };
     if (!pass.valid.has(id)) return { state: "missing", reason: `names ${id}, which has no manifest` };
@@ -91,19 +91,19 @@ export function endpointLookup(pass: Pass, afterCreates: boolean): (name: string
       const why = record?.intent ? "its create has an unknown outcome" : "it is not created yet";
       return { state: "waiting", reason: `waits for ${id}: ${why}` };
     }
-    // There is no GET for endpoints, so a status other than Ready is known only from the create
-    // answer: the pipe waits out the pass that created it and uses the endpoint from the next one.
-    const status = member(record.observed, "status");
+    // Without reads, an object's state is known only from its create's answer: a resource that names
+    // it waits out the pass that created it and uses it from the next one.
+    const create = createOf(kind);
     const createdNow =
       !afterCreates &&
       record.appliedAt !== undefined &&
       Date.parse(record.appliedAt) >= pass.startedAt.getTime();
-    if (record.observed && status !== READY && createdNow) {
+    const unusable = createdNow && !isNone(create) ? create.unusable(record) : undefined;
+    if (unusable)
       return {
         state: "waiting",
-        reason: `waits for ${id}: created in this pass with status ${String(status)}, not ${READY}; used once the pass's other resources are done`,
+        reason: `waits for ${id}: ${unusable}; used once the pass's other resources are done`,
       };
-    }
     return { state: "ready", id: record.serverId };
   };
 }
@@ -115,8 +115,10 @@ export type PassRun = {
   log: Logger;
   options: PassOptions;
   deps: Pick<EngineDeps, "managementKeyId" | "credentialVersion" | "concurrency" | "onResource">;
-  /** When "now" is for the planners (the lock-out guard). */
+  /** When the pass started: "now" for the lock-out guard. */
   now: Date;
+  /** The pass's clock, for the times the engine stamps. */
+  clock: () => Date;
   /** Requests refused for good in earlier passes, and records whose last answer is not saved yet. */
   memory: { refusals: ReadonlyMap<string, Refusal>; unsaved: ReadonlyMap<string, string> };
   /** The desired spec of a manifest: its secrets read (readSecrets), or stood in for (plan's options). */
@@ -152,16 +154,17 @@ export async function runPhases(run: PassRun): Promise<PhasesResult> {
 /** What the pass learns from its resources' outcomes, which later decisions read. */
 type PassSignals = {
   stopped: string | undefined;
-  createdEndpoint: boolean;
+  /** A resource of the pass got a server id: resources waiting for it are run again. */
+  created: boolean;
   note(outcome: ResourceOutcome): void;
 };
 
 function passSignals(log: Logger): PassSignals {
   const signals: PassSignals = {
     stopped: undefined,
-    createdEndpoint: false,
+    created: false,
     note(outcome) {
-      if (outcome.createdEndpoint) signals.createdEndpoint = true;
+      if (outcome.created) signals.created = true;
       if (outcome.stopped === undefined || signals.stopped !== undefined) return;
       signals.stopped = outcome.stopped;
       log.error({ reason: outcome.stopped }, "this process may no longer write: the pass sends nothing more");
@@ -179,7 +182,8 @@ function factsOf(run: PassRun, seen: PassSignals): Facts {
     reassert: options.reassert ?? false,
     ...(options.heal?.length ? { heal: new Set(options.heal) } : {}),
     now: run.now,
-    endpoint: endpointLookup(pass, false),
+    clock: run.clock,
+    ref: refLookup(pass, false),
     keyOf: keyIdsOf(deps.managementKeyId),
     refusals: memory.refusals,
     unsaved: memory.unsaved,
@@ -245,7 +249,7 @@ async function runPhase(
   const waited = new Set<Manifest>();
   const report = (m: Manifest, outcome: ResourceOutcome): ResourceOutcome => {
     seen.note(outcome);
-    if (outcome.cause === "waiting" && seen.createdEndpoint) waited.add(m);
+    if (outcome.cause === "waiting" && seen.created) waited.add(m);
     else deps.onResource?.(outcome);
     return outcome;
   };
@@ -260,9 +264,8 @@ async function runPhase(
     },
   );
   if (waited.size === 0) return ran;
-  // There is no GET for endpoints: the ones created in this pass are used from here on, as a next pass
-  // would use them.
-  const afterCreates = { ...inner, facts: { ...facts, endpoint: endpointLookup(run.pass, true) } };
+  // The objects created in this pass are used from here on, as a next pass would use them.
+  const afterCreates = { ...inner, facts: { ...facts, ref: refLookup(run.pass, true) } };
   for (const [index, m] of manifests.entries()) {
     const first = ran[index];
     if (!waited.has(m) || !first || "held" in first) continue;

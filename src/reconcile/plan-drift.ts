@@ -1,102 +1,115 @@
-import { compare, type DriftField, type LiveAnswer, type ReadTarget } from "../drift/index.js";
+import { type DriftField, type ReadOptions, readLive } from "../drift/index.js";
 import { messageOf } from "../errors.js";
+import { observeOf } from "../kinds/index.js";
+import { isNone, type PlanContext } from "../kinds/kind.js";
 import { manifestId } from "../manifests/identity.js";
 import type { Manifest } from "../manifests/manifest.js";
 import { mapLimited } from "../map-limited.js";
 import type { Change } from "../plan/types.js";
-import { isPlainObject, member } from "../plan/values.js";
 import type { PlanView } from "../plan/view.js";
+import type { Read } from "../platform/client.js";
 import { resourceId } from "../resources.js";
 import type { ResourceRecord, State } from "../state/store.js";
+import { unreadSecrets } from "./desired.js";
 
 /**
- * `plan` with reads on: each managed object is read and compared with what its manifest states
- * (drift/), and what differs is laid over the resource's record, in memory only, as if driftless had
+ * `plan` and `apply` with reads on: each managed object is read and compared with what its manifest
+ * states (its kind's observe), and what differs is laid over the resource's record as if driftless had
  * last sent the live values: the plan then sends them back like any change, and each such change is
- * marked as made outside git. Nothing of this is saved; `plan --base` reads nothing.
+ * marked as made outside git. Plan keeps this in memory only; `plan --base` reads nothing.
  */
-
-/** Reads the live object of a resource (drift/readLive over a platform client). */
-export type LiveReader = (target: ReadTarget) => Promise<LiveAnswer | undefined>;
 
 /** What a read found: the fields that differ and the live object, gone, or why it was not read. */
 export type DriftFinding = { fields: DriftField[]; live: unknown } | { gone: true } | { error: string };
 
-/** Marks a dashboard's applied form as differing, so that its PUT (which sends every tile) is planned. */
-const OUTSIDE_GIT = "(changed outside git)";
+/** What one read found: the live object (undefined: the platform has none) and what differs from git. */
+export type Compared = {
+  live: object | undefined;
+  fields: DriftField[];
+  requestId?: string;
+  /** When the kind cannot send the live object back to git's (an endpoint), what to do instead. */
+  fixed?: string;
+};
+
+/**
+ * Reads the live object of `target` with the read its kind names and compares it with what the
+ * manifest states: undefined when there is nothing to read (a kind not read, an object not created yet).
+ * Throws what the read threw.
+ */
+export async function readAndCompare(
+  read: Read,
+  target: Manifest,
+  record: ResourceRecord | undefined,
+  context: PlanContext,
+  options: ReadOptions = {},
+): Promise<Compared | undefined> {
+  const observe = observeOf(target.kind);
+  if (isNone(observe)) return undefined;
+  const input = { ...subjectOf(target, record), context };
+  const request = observe.read(input);
+  if (!request) return undefined;
+  const answer = await readLive(read, request, options);
+  const fields = answer.live === undefined ? [] : observe.drift(input, answer.live);
+  return {
+    live: answer.live,
+    fields,
+    ...(answer.requestId ? { requestId: answer.requestId } : {}),
+    ...(observe.fixed ? { fixed: observe.fixed } : {}),
+  };
+}
 
 /**
  * Reads every managed object a read can see and driftless applied before, a few at once: what each
- * read found, by resource.
+ * read found, by resource. `context` is the pass's (how a resource sees the ones it names).
  */
 export async function readDrift(
   manifests: readonly Manifest[],
   state: State,
-  read: LiveReader,
-  concurrency: number,
+  read: Read,
+  options: { concurrency: number; context: PlanContext },
 ): Promise<Map<string, DriftFinding>> {
-  const endpointId = (name: string) =>
-    state.resources[resourceId({ kind: "ReversePrivateEndpoint", name })]?.serverId;
   const findings = new Map<string, DriftFinding>();
-  await mapLimited(manifests, concurrency, async (manifest) => {
-    const record = state.resources[manifestId(manifest)];
+  await mapLimited(manifests, options.concurrency, async (manifest) => {
+    const id = manifestId(manifest);
+    const record = state.resources[id];
     // Never applied: there is nothing of driftless's to compare, and everything is sent anyway.
     if (!record?.appliedAt) return;
-    const target: ReadTarget = { ...manifest, serverId: record?.serverId };
     try {
-      const answer = await read(target);
-      if (!answer) return;
-      if (answer.live === undefined) {
-        findings.set(manifestId(manifest), { gone: true });
-        return;
-      }
-      const context = { endpointId, ...(record?.tileIds ? { tileIds: record.tileIds } : {}) };
-      const fields = compare(target, answer.live, context);
-      if (fields.length > 0) findings.set(manifestId(manifest), { fields, live: answer.live });
+      const found = await readAndCompare(read, manifest, record, options.context);
+      if (!found) return;
+      if (found.live === undefined) findings.set(id, { gone: true });
+      else if (found.fields.length > 0) findings.set(id, { fields: found.fields, live: found.live });
     } catch (error) {
-      findings.set(manifestId(manifest), { error: messageOf(error) });
+      findings.set(id, { error: messageOf(error) });
     }
   });
   return findings;
 }
 
-/** The dotted path of a field up to its first list entry: the member a request sends whole. */
-const memberPath = (path: string) => path.split("[")[0] ?? path;
-
-/** `value` with `path` (dotted) set to `to`; objects on the way copied, made where missing. */
-function withAt(value: unknown, path: string[], to: unknown): Record<string, unknown> {
-  const base = isPlainObject(value) ? { ...value } : {};
-  const [head, ...rest] = path;
-  if (head === undefined) return base;
-  base[head] = rest.length === 0 ? to : withAt(base[head], rest, to);
-  return base;
-}
+/** A manifest and its record as a kind's operations take them; its secrets are not read (never compared). */
+const subjectOf = (target: Manifest, record: ResourceRecord | undefined) => ({
+  kind: target.kind,
+  name: target.name,
+  spec: unreadSecrets(target),
+  record,
+});
 
 /**
- * The record as if driftless had last sent the live values of the drifted fields: three-way lists
- * take the live list (the planner computes its sets from it), a dashboard is marked as differing (its
- * PUT sends every tile), any other field takes its live value. A reverse private endpoint cannot be
- * updated: its record is left as it is.
+ * How a resource read outside a pass sees the ones it names (the daemon's read rounds): by the server
+ * ids of their records as last saved.
  */
-export function foldDrift(manifest: Manifest, record: ResourceRecord, fields: DriftField[], live: unknown) {
-  let next: ResourceRecord = record;
-  for (const field of fields) {
-    const path = memberPath(field.path);
-    const at = path.split(".");
-    const liveValue = at.reduce<unknown>((node, key) => member(node, key), live);
-    if (manifest.kind === "ReversePrivateEndpoint" || path === "(object)") continue;
-    if (
-      (manifest.kind === "Organization" && path === "privateEndpoints") ||
-      (manifest.kind === "DataPipe" && path === "source.postgres.tableMappings")
-    ) {
-      next = { ...next, observed: withAt(next.observed, at, liveValue) };
-    } else if (manifest.kind === "Dashboard" && path === "tiles") {
-      next = { ...next, applied: { ...next.applied, [OUTSIDE_GIT]: true } };
-    } else {
-      next = { ...next, applied: withAt(next.applied, at, liveValue) };
-    }
-  }
-  return next;
+export function contextOfRecords(records: Readonly<Record<string, ResourceRecord>>, now: Date): PlanContext {
+  return {
+    now,
+    reassert: false,
+    ref: (kind, name) => {
+      const id = resourceId({ kind, name });
+      const serverId = records[id]?.serverId;
+      return serverId
+        ? { state: "ready", id: serverId }
+        : { state: "waiting", reason: `${id} has no id yet` };
+    },
+  };
 }
 
 /** Lays the drift of each finding over the records of `state`, in memory. */
@@ -105,8 +118,9 @@ export function foldAll(manifests: readonly Manifest[], state: State, findings: 
     const id = manifestId(manifest);
     const finding = findings.get(id);
     const record = state.resources[id];
-    if (!finding || !("fields" in finding) || !record) continue;
-    state.resources[id] = foldDrift(manifest, record, finding.fields, finding.live);
+    const observe = observeOf(manifest.kind);
+    if (!finding || !("fields" in finding) || !record || isNone(observe)) continue;
+    state.resources[id] = observe.fold(record, finding.fields, finding.live);
   }
 }
 
@@ -116,14 +130,12 @@ function related(a: string, b: string): boolean {
   return a === b || inside(a, b) || inside(b, a);
 }
 
-const ENDPOINT_FIXED =
-  "changed outside git, and a reverse private endpoint cannot be updated: revert the change in the platform, or create a replacement under a new manifest name (and move the pipes to it)";
-
 /**
  * The view with what the read found: the changes that send back what was changed outside git marked
- * so, the drifted fields no change covers added as such, a note when the read failed or found nothing.
+ * so, the drifted fields no change covers added as such, a note when the read failed or found nothing;
+ * refused when its kind cannot send it back.
  */
-export function viewWithDrift(view: PlanView, finding: DriftFinding | undefined): PlanView {
+export function viewWithDrift(view: PlanView, finding: DriftFinding | undefined, fixed?: string): PlanView {
   if (!finding) return view;
   if ("error" in finding)
     return { ...view, notes: [...(view.notes ?? []), `the live object could not be read: ${finding.error}`] };
@@ -137,8 +149,7 @@ export function viewWithDrift(view: PlanView, finding: DriftFinding | undefined)
     if (changes.some((change) => related(field.path, change.path))) continue;
     changes.push({ path: field.path, from: field.have, to: field.want, op: "set", outsideGit: true });
   }
-  if (view.kind === "ReversePrivateEndpoint" && !view.request)
-    return { ...view, outcome: "refuse", reason: ENDPOINT_FIXED, changes };
+  if (fixed && !view.request) return { ...view, outcome: "refuse", reason: fixed, changes };
   return { ...view, changes };
 }
 

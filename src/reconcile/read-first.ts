@@ -1,16 +1,19 @@
 import { messageOf } from "../errors.js";
-import { findingOf, liveReadOf } from "../plan/planners.js";
-import type { LiveInput, ReadOutcome } from "../plan/types.js";
+import { createOf, kindOf, observeOf } from "../kinds/index.js";
+import { type Create, isNone, type LiveRead, type Subject } from "../kinds/kind.js";
+import type { Kind } from "../manifests/manifest.js";
+import { isPlainObject } from "../plan/values.js";
 import type { ResourceRecord, State } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
-import type { Admitted } from "./decide.js";
 import type { Effects } from "./effects.js";
+import type { Admitted, Settlement } from "./step.js";
 
 /**
- * With reads on, what a resource's plan must know of the live platform before it is made: a three-way
- * list at first contact (or one the manifest grows by an entry not seen live), read instead of learned
- * from a first request; the list of a service's endpoints, which settles a create whose answer was lost.
- * A read that fails changes nothing: the plan is made as with reads off.
+ * With reads on, what a resource's plan must know of the live platform before it is made: the list a
+ * create whose answer was lost would have added to (which settles it), or the live object where the
+ * kind cannot plan without it (a three-way list at first contact, or one the manifest grows by an entry
+ * not seen live), read instead of learned from a first request. A read that fails changes nothing: the
+ * plan is made as with reads off.
  */
 
 /** What the step reads of its resource's run. */
@@ -27,29 +30,87 @@ export function readFirst(resource: Admitted, run: ReadFirst): Admitted | Promis
   const read = run.effects.read;
   if (!read) return resource;
   const { manifest, id, spec } = resource;
-  const record = run.state.resources[id];
-  const input = { kind: manifest.kind, name: manifest.name, spec, record, taken: new Set<string>() };
-  const request = liveReadOf(input);
-  if (!request) return resource;
-  if (request.route === "listReversePrivateEndpoints") input.taken = endpointIdsOfOthers(run.state, id);
-  return read(request).then(
-    (answer) => use(resource, input, { answer }, run),
-    (error) => use(resource, input, { error: messageOf(error) }, run),
+  const subject: Subject = {
+    kind: manifest.kind,
+    name: manifest.name,
+    spec,
+    record: run.state.resources[id],
+  };
+  const create = createOf(subject.kind);
+  if (!isNone(create) && unsettled(create, subject)) return settle(resource, subject, create, run);
+  const learn = kindOf(subject.kind).update.learn;
+  const observe = observeOf(subject.kind);
+  if (isNone(learn) || isNone(observe) || !learn.needs(subject)) return resource;
+  const live = observe.read(subject);
+  if (!live) return resource;
+  return answerOf(run, live).then(
+    async (answer) => {
+      const kept =
+        answer === undefined ? { why: "the platform has no such object" } : learn.keep(subject, answer);
+      if ("why" in kept) warnUnread(run, kept.why);
+      else await keep(kept.record, run);
+      return resource;
+    },
+    (error) => {
+      warnUnread(run, messageOf(error));
+      return resource;
+    },
   );
 }
 
-async function use(
+/** A create whose answer was lost: its intent is recorded, and no id is known. */
+const unsettled = (create: Create<Kind>, { spec, record }: Subject): boolean =>
+  record?.intent !== undefined && record.serverId === undefined && create.idOf(spec) === undefined;
+
+/** The object a read answers (a list's items, a live object), typed by the route it reads. */
+async function answerOf(run: ReadFirst, live: LiveRead): Promise<object | undefined> {
+  const read = run.effects.read;
+  if (!read) return undefined;
+  return live.live(await read(live.request));
+}
+
+/**
+ * Reads the list a lost create would have added to: exactly one listed object not known to another
+ * resource of its kind, and equal to what the create sends, is the one it made.
+ */
+async function settle(
   resource: Admitted,
-  input: LiveInput,
-  read: ReadOutcome,
+  subject: Subject,
+  create: Create<Kind>,
   run: ReadFirst,
 ): Promise<Admitted> {
-  const finding = findingOf(input, read);
-  if ("record" in finding) await keep(finding.record, run);
-  if ("settled" in finding) return { ...resource, settled: finding.settled };
-  if ("why" in finding)
-    run.log().warn({ reason: finding.why }, "live object not read: planned from what was last answered");
-  return resource;
+  let listed: object | undefined;
+  try {
+    listed = await answerOf(run, create.list(subject.spec));
+  } catch (error) {
+    return {
+      ...resource,
+      settled: { state: "unclear", reason: `the list could not be read (${messageOf(error)})` },
+    };
+  }
+  if (!Array.isArray(listed))
+    return { ...resource, settled: { state: "unclear", reason: "the answer was not a list" } };
+  const taken = idsOfOthers(run.state, resource.id, subject.kind);
+  const found = listed
+    .filter(isPlainObject)
+    .filter((live) => typeof live.id === "string" && live.id !== "" && !taken.has(live.id))
+    .filter((live) => create.matches(subject, live));
+  return { ...resource, settled: settlementOf(create, found) };
+}
+
+function settlementOf(create: Create<Kind>, found: Record<string, unknown>[]): Settlement {
+  const [only] = found;
+  if (!only) return { state: "absent" };
+  if (found.length > 1)
+    return {
+      state: "unclear",
+      reason: `${found.length} ${create.noun}s ${create.within} match the manifest (${found.map((e) => String(e.id)).join(", ")}), so the list cannot tell which one the create made`,
+    };
+  return { state: "found", id: String(only.id), live: only };
+}
+
+function warnUnread(run: ReadFirst, reason: string): void {
+  run.log().warn({ reason }, "live object not read: planned from what was last answered");
 }
 
 /**
@@ -65,10 +126,10 @@ async function keep(record: ResourceRecord, run: ReadFirst): Promise<void> {
   }
 }
 
-/** The endpoint ids other records hold: a listed endpoint with one of them is not this resource's. */
-function endpointIdsOfOthers(state: State, id: string): Set<string> {
+/** The server ids other records of `kind` hold: a listed object with one of them is not this resource's. */
+function idsOfOthers(state: State, id: string, kind: Kind): Set<string> {
   const ids = new Set<string>();
   for (const [other, record] of Object.entries(state.resources))
-    if (other !== id && record.serverId) ids.add(record.serverId);
+    if (other !== id && record.kind === kind && record.serverId) ids.add(record.serverId);
   return ids;
 }

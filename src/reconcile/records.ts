@@ -1,5 +1,7 @@
+import { createOf } from "../kinds/index.js";
+import { isNone } from "../kinds/kind.js";
 import { DRIFTLESS_ANNOTATIONS } from "../manifests/fields.js";
-import { endpointObject, manifestId, manifestObject } from "../manifests/identity.js";
+import { apiObjectOf, manifestId, manifestObject } from "../manifests/identity.js";
 import type { Manifest } from "../manifests/manifest.js";
 import { type ResourceStatus, resourceId, resultOf } from "../resources.js";
 import type { ResourceRecord } from "../state/store.js";
@@ -76,10 +78,11 @@ function orphanOf(orphans: ReadonlyMap<string, string>, manifest: Manifest): str
   return object ? orphans.get(object) : undefined;
 }
 
-/** The API object a managed record is of: the manifest's ids, an endpoint's server id. */
+/** The API object a managed record is of: the manifest's ids, or the server id of an object driftless created. */
 function objectOfRecord(manifest: Manifest, record: ResourceRecord): string | undefined {
-  if (manifest.kind === "ReversePrivateEndpoint" && record.serverId) return endpointObject(record.serverId);
-  return manifestObject(manifest);
+  const create = createOf(manifest.kind);
+  if (isNone(create) || !record.serverId) return manifestObject(manifest);
+  return apiObjectOf(manifest.kind, { ...manifest.spec, [create.idField]: record.serverId });
 }
 
 /** The record of `manifest` with its API object written and without an Unmanaged mark. */

@@ -1,18 +1,21 @@
 import { isApiError, isUnknownOutcomeError, messageOf } from "../errors.js";
+import { createOf } from "../kinds/index.js";
+import { isNone } from "../kinds/kind.js";
 import { manifestId } from "../manifests/identity.js";
 import type { Manifest } from "../manifests/manifest.js";
-import { recordResult } from "../plan/planners.js";
-import { unknownCreateMessage } from "../plan/reverse-private-endpoint.js";
+import type { Write } from "../plan/types.js";
 import { isPlainObject } from "../plan/values.js";
 import { type PlanView, viewOf } from "../plan/view.js";
-import { ROUTES } from "../platform/routes.js";
-import { type Cause, resultOf, type Trigger } from "../resources.js";
+import type { Priority } from "../platform/budget.js";
+import { ROUTES, type RouteName } from "../platform/routes.js";
+import { type Cause, resourceId, resultOf, type Trigger } from "../resources.js";
 import type { ResourceRecord } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
-import { type Admitted, admit, decide, type Facts, type Step, type Stop } from "./decide.js";
-import type { Effects } from "./effects.js";
+import { admit, decide, type Facts, unknownCreateMessage } from "./decide.js";
+import type { Effects, Writing } from "./effects.js";
 import { type ReadFirst, readFirst } from "./read-first.js";
 import { managedRecord } from "./records.js";
+import type { Admitted, Step, Stop } from "./step.js";
 import type { ResourceOutcome } from "./types.js";
 import { isWriteRefusedError } from "./write-guard.js";
 
@@ -20,7 +23,7 @@ import { isWriteRefusedError } from "./write-guard.js";
  * The reconcile pass, inner part: one resource as a straight pipeline, the same for apply and plan. Ask
  * the decision (decide.ts) what to do, do it through the pass's effects (apply: the platform and the
  * store; plan: answers made up in memory), and ask again until it says stop. Each step returns the
- * resource's outcome when it cannot go on; what the pass must know (an endpoint created, writing
+ * resource's outcome when it cannot go on; what the pass must know (an object created, writing
  * stopped, a refusal) travels back in the outcome, never through shared flags.
  */
 
@@ -40,7 +43,7 @@ class Job {
   readonly sent: PlanView[] = [];
   requestId: string | undefined;
   first: Step | undefined;
-  createdEndpoint = false;
+  created = false;
   answered = false;
   failedRequests = 0;
   #log: Logger | undefined;
@@ -64,9 +67,14 @@ class Job {
 
   /** Writes the record through the effects; every record written knows its API object (renames). */
   write(record: ResourceRecord | undefined): void {
-    const serverId = record?.kind === "ReversePrivateEndpoint" ? record.serverId : undefined;
-    if (serverId !== undefined && serverId !== this.record?.serverId) this.createdEndpoint = true;
+    const serverId = record?.serverId;
+    if (serverId !== undefined && serverId !== this.record?.serverId) this.created = true;
     this.run.effects.record(this.id, record && managedRecord(this.manifest, record));
+  }
+
+  /** The time the engine stamps now: the pass's clock. */
+  now(): string {
+    return this.run.facts.clock().toISOString();
   }
 
   finish(
@@ -86,7 +94,7 @@ class Job {
     if (signals?.stopped !== undefined) outcome.stopped = signals.stopped;
     if (signals?.refusal) outcome.refusal = signals.refusal;
     if (this.first) outcome.first = this.first;
-    if (this.createdEndpoint) outcome.createdEndpoint = true;
+    if (this.created) outcome.created = true;
     if (this.answered) outcome.answered = true;
     if (this.failedRequests > 0) outcome.failedRequests = this.failedRequests;
     return outcome;
@@ -127,27 +135,30 @@ function next(
     job.requestId ??= step.requestId;
     return job.finish(step.cause, step.message);
   }
-  if (step.action === "adopt") return adopt(job, step);
+  if (step.action === "adopt") return adopt(job, step.adopt);
   // Plan again against the record as it is now: a follow-up sees the first answer.
   return send(job, step, round).then((stopped) => stopped ?? next(job, resource, round + 1));
 }
 
-/** Records the server id the manifest names; nothing is sent. */
-async function adopt(job: Job, step: Extract<Step, { action: "adopt" }>): Promise<ResourceOutcome> {
-  job.write(recordResult(step.input, step.plan, undefined, new Date().toISOString()));
+/** Records a server id the plan found (named by the manifest, or made by a lost create); nothing is sent. */
+async function adopt(
+  job: Job,
+  adopted: Extract<Step, { action: "adopt" }>["adopt"],
+): Promise<ResourceOutcome> {
+  job.write(adopted.record(job.now()));
   try {
     await job.run.effects.save();
   } catch (error) {
     return job.finish("save-failed", `adopted, but the state could not be saved: ${messageOf(error)}`);
   }
-  job.log.info({ serverId: step.plan.adoptId }, "resource adopted");
-  return job.finish("adopted", step.plan.reason);
+  job.log.info({ serverId: adopted.id }, "resource adopted");
+  return job.finish("adopted", job.first?.plan.reason);
 }
 
 /** Sends one decided request, records the answer and saves; the outcome when the resource stops here. */
 async function send(
   job: Job,
-  step: Extract<Step, { action: "send" }>,
+  step: Extract<Step, { action: "create" | "update" }>,
   round: number,
 ): Promise<ResourceOutcome | undefined> {
   const { effects, facts, trigger } = job.run;
@@ -156,10 +167,10 @@ async function send(
   if (notSent) return job.finish(notSent.cause, notSent.message, notSent);
 
   // A create is not idempotent: its intent is saved first, so a crash after the POST is seen.
-  const route = ROUTES[step.request.route];
-  const creates = route.method === "POST";
+  const route = ROUTES[step.write.request.route];
+  const creates = step.action === "create";
   if (creates) {
-    const refused = await saveIntent(job, step.input.context.allowCreate);
+    const refused = await saveIntent(job, step.allowed);
     if (refused) return refused;
   }
 
@@ -168,46 +179,79 @@ async function send(
   const change = trigger === "retry" ? "retry" : "change";
   const priority = step.plan.changes.length > 0 || round > 1 ? change : "poll";
   const started = performance.now();
-  let answer: Awaited<ReturnType<Effects["send"]>>;
+  let answered: Answered;
   try {
-    answer = await effects.send(step.request, { ...write, priority });
+    answered = await sendWrite(effects, step.write, { ...write, priority }, () => job.now());
   } catch (error) {
     return failed(job, view, creates, error, step.fingerprint);
   }
+  const { record, requestId, timing } = answered;
   job.answered = true;
-  job.requestId = answer.requestId;
+  job.requestId = requestId;
   job.sent.push(view);
 
   // Record the answer and save at once, so a crash loses nothing that was sent. A save that fails
   // leaves the record in memory for the pass's next save; on disk a create keeps its intent, so a
-  // crash now shows Unknown rather than creating the endpoint twice.
-  const record = recordResult(step.input, step.plan, answer.result, new Date().toISOString());
-  job.write(answer.requestId ? { ...record, requestId: answer.requestId } : record);
+  // crash now shows Unknown rather than creating the object twice.
+  job.write(requestId ? { ...record, requestId } : record);
   try {
     await effects.save();
   } catch (error) {
     return job.finish("save-failed", `sent, but the state could not be saved: ${messageOf(error)}`);
   }
   // The request's own time apart from its wait for the rate budget: a 10 s wait is not a slow API.
-  const timing = answer.timing ?? { budgetWaitMs: 0, requestMs: 0 };
   const totalMs = Math.round(performance.now() - started);
   const { method, template } = route;
   // A re-assertion changes nothing driftless knows of: it names what it sent again instead. A list
   // field changed by several entries (two endpoints added) is one field.
   const changed = [...new Set(step.plan.changes.map((c) => c.path))];
-  const fields = changed.length > 0 ? changed : pathsOf(step.request.body);
+  const fields = changed.length > 0 ? changed : pathsOf(step.write.request.body);
   const reasserted = changed.length === 0 ? { reasserted: true } : {};
   job.log.info(
-    { method, route: template, fields, ...reasserted, requestId: job.requestId, ...timing, totalMs },
+    {
+      method,
+      route: template,
+      fields,
+      ...reasserted,
+      requestId: job.requestId,
+      ...(timing ?? { budgetWaitMs: 0, requestMs: 0 }),
+      totalMs,
+    },
     "resource applied",
   );
   return undefined;
 }
 
+/** A write's answer, folded into the record by the kind that planned it. */
+type Answered = {
+  record: ResourceRecord;
+  requestId?: string;
+  timing?: Awaited<ReturnType<Effects["send"]>>["timing"];
+};
+
+/**
+ * Sends `write` and folds its answer into the record: generic in the route, so the answer reaches the
+ * kind's fold typed by the route's schema.
+ */
+async function sendWrite<R extends RouteName>(
+  effects: Effects,
+  write: Write<R>,
+  options: Writing & { priority: Priority },
+  now: () => string,
+): Promise<Answered> {
+  const answer = await effects.send(write.request, options);
+  const record = write.record(answer.result, now());
+  return {
+    record,
+    ...(answer.requestId ? { requestId: answer.requestId } : {}),
+    ...(answer.timing ? { timing: answer.timing } : {}),
+  };
+}
+
 /** Saves the intent of a create before its POST; the outcome to return when it cannot be saved. */
 async function saveIntent(job: Job, allowed: boolean): Promise<ResourceOutcome | undefined> {
   const before = job.record;
-  const now = new Date().toISOString();
+  const now = job.now();
   job.write({
     ...(before ?? { kind: job.manifest.kind, name: job.manifest.name }),
     intent: { action: "create", startedAt: now },
@@ -253,8 +297,9 @@ async function failed(
   if (isUnknownOutcomeError(error)) {
     job.sent.push(view);
     const startedAt = job.record?.intent?.startedAt ?? "now";
-    const message = `${error.message}. ${unknownCreateMessage(manifest.kind, manifest.name, startedAt)}`;
-    return job.finish("create-unanswered", message);
+    const create = createOf(manifest.kind);
+    const how = isNone(create) ? "" : ` ${unknownCreateMessage(create, resourceId(manifest), startedAt)}`;
+    return job.finish("create-unanswered", `${error.message}.${how}`);
   }
   const unsaved = creates ? await voidIntent(job) : "";
   if (isWriteRefusedError(error)) return job.finish(error.verdict, error.message + unsaved, error);

@@ -7,13 +7,13 @@ import type { Problem } from "../manifests/problem.js";
 import type { ParseCache } from "../manifests/read-file.js";
 import type { SecretSources } from "../manifests/secrets.js";
 import type { PlanView } from "../plan/view.js";
+import type { Read } from "../platform/client.js";
 import type { Cause, PassResult, ResourceStatus, Trigger } from "../resources.js";
 import type { State, StateStore } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
-import type { Step } from "./decide.js";
-import type { LiveReader } from "./plan-drift.js";
-import type { Reader, Sender } from "./send.js";
+import type { Sender } from "./send.js";
+import type { Step } from "./step.js";
 
 export type { PassResult, ResourceStatus };
 
@@ -58,15 +58,15 @@ export type EngineDeps = {
   send?: Sender;
   /**
    * With reads on (DRIFTLESS_READS): reads the published contract's GETs before planning, where a
-   * plan needs what is live (a three-way list at first contact, an unknown create to settle, plan's
-   * drift). Absent: nothing is ever read.
+   * plan needs what is live (a three-way list at first contact, an unknown create to settle). Absent:
+   * nothing is ever read.
    */
-  read?: Reader;
+  read?: Read;
   /**
-   * With reads on, for `apply`: reads each managed object before the pass, and what was changed outside
+   * With `read`, for `apply`: reads each managed object before the pass, and what was changed outside
    * git is sent back in it, as `plan` shows (plan-drift.ts). The daemon reads in its own rounds instead.
    */
-  live?: LiveReader;
+  readDrift?: boolean;
   secrets: SecretSources;
   logger: Logger;
   /** When given, the pass records its metrics (leave it out when the caller records PassResult itself). */
@@ -137,8 +137,8 @@ export type ResourceOutcome = {
   sent: PlanView[];
   /** The decision of its first round: what `plan` shows of it. */
   first?: Step;
-  /** A reverse private endpoint's server id was recorded in this pass (created or adopted). */
-  createdEndpoint?: true;
+  /** A server id was recorded in this pass (created or adopted): resources waiting for it may go on. */
+  created?: true;
   /** Why this process may no longer write, when a write of this resource found out: nothing more is sent. */
   stopped?: string;
   /** The platform refused the last request for good: remembered, and not sent again while unchanged. */

@@ -1,6 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, type Registry } from "prom-client";
-import { READ_KINDS } from "../drift/read.js";
-import { KINDS } from "../manifests/manifest.js";
+import { KINDS, MANAGED_KINDS } from "../manifests/manifest.js";
 import { VERSION } from "../package.js";
 import { FAILURES, RESOURCE_STATUSES } from "../resources.js";
 
@@ -140,7 +139,7 @@ export function createMetrics(
 
   for (const result of ["success", "error"]) metrics.reconcileTotal.inc({ result }, 0);
   for (const result of ["success", "error"]) metrics.pollTotal.inc({ result }, 0);
-  for (const kind of READ_KINDS) metrics.driftTotal.inc({ kind }, 0);
+  for (const kind of MANAGED_KINDS) metrics.driftTotal.inc({ kind }, 0);
   // Every manifest kind, so each has its `driftless_resources` series from the start.
   for (const kind of KINDS) {
     for (const status of RESOURCE_STATUSES) metrics.resources.set({ kind, status }, 0);

@@ -4,9 +4,8 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { createPlatform, type PlatformDeps } from "../../src/commands/platform.js";
 import { Config } from "../../src/config.js";
-import { type ReadTarget, readLive } from "../../src/drift/index.js";
+import { createRead } from "../../src/platform/client.js";
 import { createReconciler, type PlanReport, planPass } from "../../src/reconcile/engine.js";
-import { createReader } from "../../src/reconcile/send.js";
 import type { ApplyOptions, PassResult } from "../../src/reconcile/types.js";
 import type { SimulatorOptions } from "../../src/simulator/index.js";
 import {
@@ -109,12 +108,7 @@ export async function startEngineWorld(
           manifests,
           store,
           send: platform.send,
-          ...(wiring.reads
-            ? {
-                read: createReader(platform.client),
-                live: (target: ReadTarget) => readLive(platform.client, target),
-              }
-            : {}),
+          ...(wiring.reads ? { read: createRead(platform.client), readDrift: true } : {}),
           secrets: { env, secretsDir },
           logger,
           managementKeyId: platform.managementKeyId,
@@ -137,12 +131,9 @@ export async function startEngineWorld(
             secrets: { env, secretsDir },
             logger,
             managementKeyId: () => sim.credentials.managementKeyId,
-            ...(platform ? { read: createReader(platform.client) } : {}),
+            ...(platform ? { read: createRead(platform.client) } : {}),
           },
-          {
-            ...planOptions,
-            ...(platform ? { live: (target: ReadTarget) => readLive(platform.client, target) } : {}),
-          },
+          { ...planOptions, ...(platform ? { readDrift: true } : {}) },
         );
       } finally {
         await platform?.close();
@@ -150,7 +141,13 @@ export async function startEngineWorld(
       }
     },
     async state() {
-      return JSON.parse(await readFile(join(stateDir, "state.json"), "utf8")) as State;
+      // As the next process would load it: the snapshot with its journal laid over.
+      const store = createFileStore(stateDir, { logger, readOnly: true });
+      try {
+        return await store.load();
+      } finally {
+        await store.close();
+      }
     },
     writes: () => sim.requests.filter((r) => r.method !== "GET"),
     async stateFolderText() {

@@ -1,3 +1,4 @@
+import { type Kind, type Manifest, ManifestDocument } from "../../src/manifests/manifest.js";
 import { defaultIds as ids } from "../../src/simulator/index.js";
 
 /** Options of mskEndpoint; each default is the orders team's cluster. */
@@ -27,4 +28,22 @@ ${annotations.length > 0 ? `  annotations:\n${annotations.map(([k, v]) => `    $
   mskClusterArn: arn:aws:kafka:eu-west-1:111122223333:cluster/${cluster}/abc
   mskAuthentication: ${authentication}
 ${options.extra ?? ""}`;
+}
+
+/**
+ * A loaded manifest built in code, as the schema of its kind reads `spec` (it throws on a spec the
+ * schema refuses): for tests of what the engine does with one manifest, without a file.
+ */
+export function manifestOf(kind: Kind, name: string, spec: Record<string, unknown>): Manifest {
+  const document = ManifestDocument.parse({ apiVersion: "driftless/v1", kind, metadata: { name }, spec });
+  const position = { file: `${name}.yaml`, line: 1, col: 1 };
+  // The document's kind and spec belong together: the schema read them as one.
+  return {
+    kind: document.kind,
+    name,
+    labels: {},
+    annotations: {},
+    spec: document.spec,
+    position,
+  } as Manifest;
 }

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { Tile } from "../../src/manifests/kinds/dashboard.js";
-import { dashboardPlanner } from "../../src/plan/dashboard.js";
-import type { PlanInput, ResourcePlan } from "../../src/plan/types.js";
+import { dashboard } from "../../src/kinds/dashboard.js";
+import type { PlanInput } from "../../src/kinds/kind.js";
+import type { Tile } from "../../src/manifests/specs/dashboard.js";
+import type { ResourcePlan } from "../../src/plan/types.js";
+import { Dashboard as DashboardAnswer } from "../../src/platform/observability.js";
 import type { ResourceRecord } from "../../src/state/store.js";
 
 /**
@@ -13,8 +15,7 @@ import type { ResourceRecord } from "../../src/state/store.js";
 const context: PlanInput["context"] = {
   reassert: false,
   now: new Date("2026-01-01T00:00:00Z"),
-  endpoint: () => ({ state: "missing", reason: "none" }),
-  allowCreate: false,
+  ref: () => ({ state: "missing", reason: "none" }),
 };
 
 const input = (tiles: Tile[], record?: ResourceRecord): PlanInput<"Dashboard"> => ({
@@ -54,22 +55,21 @@ const wire = (name: string, query: string, id?: string) => ({
 });
 
 /** The tiles a plan sends. */
-const sent = (plan: ResourcePlan) => (plan.request?.route === "putDashboard" ? plan.request.body.tiles : []);
+const sent = (plan: ResourcePlan) => {
+  const request = plan.write?.request;
+  return request?.route === "putDashboard" ? request.body.tiles : [];
+};
 
 /** The record after a PUT of `tiles` answered with `answer` tiles. */
 function applied(tiles: Tile[], answer: Array<Record<string, unknown>>, record?: ResourceRecord) {
-  const plan = dashboardPlanner.plan(input(tiles, record));
-  return dashboardPlanner.record(
-    input(tiles, record),
-    plan,
-    { id: "d1", tiles: answer },
-    "2026-01-01T00:00:00Z",
-  );
+  const plan = dashboard.update.plan(input(tiles, record));
+  if (!plan.write) throw new Error(`nothing to send: ${plan.reason}`);
+  return plan.write.record(DashboardAnswer.parse({ id: "d1", tiles: answer }), "2026-01-01T00:00:00Z");
 }
 
 describe("tile ids sent", () => {
   it("rule: the tile key is driftless's own and never sent", () => {
-    const plan = dashboardPlanner.plan(input([tile("lag")]));
+    const plan = dashboard.update.plan(input([tile("lag")]));
 
     expect(sent(plan)).toEqual([wire("LAG", "q-lag")]);
   });
@@ -77,13 +77,13 @@ describe("tile ids sent", () => {
   it("rule: a tile whose id the state knows (by key) is sent with it", () => {
     const record = applied([tile("lag")], [wire("LAG", "q-lag", "t-1")]);
 
-    const plan = dashboardPlanner.plan(input([tile("lag", { query: "q2" })], record));
+    const plan = dashboard.update.plan(input([tile("lag", { query: "q2" })], record));
 
     expect(sent(plan)).toEqual([wire("LAG", "q2", "t-1")]);
   });
 
   it("rule: a tile id given in the manifest adopts that tile", () => {
-    const plan = dashboardPlanner.plan(input([tile("lag", { id: "t-9" })]));
+    const plan = dashboard.update.plan(input([tile("lag", { id: "t-9" })]));
 
     expect(sent(plan)).toEqual([wire("LAG", "q-lag", "t-9")]);
   });
@@ -92,7 +92,7 @@ describe("tile ids sent", () => {
     const adopting = [tile("lag", { id: "t-stale" })];
     const record = applied(adopting, [wire("LAG", "q-lag", "t-new")]);
 
-    const plan = dashboardPlanner.plan(input([tile("lag", { id: "t-stale", query: "q2" })], record));
+    const plan = dashboard.update.plan(input([tile("lag", { id: "t-stale", query: "q2" })], record));
 
     expect(sent(plan)[0]?.id).toBe("t-new");
   });
@@ -100,7 +100,7 @@ describe("tile ids sent", () => {
   it("rule: a renamed key keeps the id of the key that left, when its fields are the same", () => {
     const record = applied([tile("lag")], [wire("LAG", "q-lag", "t-1")]);
 
-    const plan = dashboardPlanner.plan(input([tile("ingest-lag", { name: "LAG", query: "q-lag" })], record));
+    const plan = dashboard.update.plan(input([tile("ingest-lag", { name: "LAG", query: "q-lag" })], record));
 
     expect(sent(plan)).toEqual([wire("LAG", "q-lag", "t-1")]);
     expect(plan.changes).toContainEqual({
@@ -114,7 +114,7 @@ describe("tile ids sent", () => {
   it("rule: failing equal fields, a renamed key keeps the id of the key that left with the same name", () => {
     const record = applied([tile("lag")], [wire("LAG", "q-lag", "t-1")]);
 
-    const plan = dashboardPlanner.plan(
+    const plan = dashboard.update.plan(
       input([tile("ingest-lag", { name: "LAG", query: "q-changed" })], record),
     );
 
@@ -124,7 +124,7 @@ describe("tile ids sent", () => {
   it("rule: a new tile is sent without an id, and the plan says the platform assigns one", () => {
     const record = applied([tile("lag")], [wire("LAG", "q-lag", "t-1")]);
 
-    const plan = dashboardPlanner.plan(input([tile("lag"), tile("cpu")], record));
+    const plan = dashboard.update.plan(input([tile("lag"), tile("cpu")], record));
 
     expect(sent(plan)).toEqual([wire("LAG", "q-lag", "t-1"), wire("CPU", "q-cpu")]);
     expect(plan.changes).toContainEqual({
@@ -143,7 +143,7 @@ describe("tile ids sent", () => {
       ],
     );
 
-    const plan = dashboardPlanner.plan(input([tile("lag")], record));
+    const plan = dashboard.update.plan(input([tile("lag")], record));
 
     expect(plan.changes).toContainEqual({
       path: "tiles[cpu]",
@@ -155,7 +155,7 @@ describe("tile ids sent", () => {
   it("rule: every id known and nothing changed is in sync: no PUT", () => {
     const record = applied([tile("lag")], [wire("LAG", "q-lag", "t-1")]);
 
-    const plan = dashboardPlanner.plan(input([tile("lag")], record));
+    const plan = dashboard.update.plan(input([tile("lag")], record));
 
     expect(plan.outcome).toBe("none");
   });
@@ -196,8 +196,9 @@ describe("tile ids learned from the answer", () => {
       ],
     );
 
+    // A changed query is sent, with both known ids; the answer lists the tiles the other way round.
     const record = applied(
-      [tile("a"), tile("b")],
+      [tile("a", { query: "new" }), tile("b")],
       [
         { id: "t-b", name: "B" },
         { id: "t-a", name: "A" },

@@ -1,11 +1,35 @@
 import { describe, expect, it } from "vitest";
-import { type Comparable, compare } from "../../src/drift/compare.js";
+import type { DriftField } from "../../src/drift/compare.js";
+import { driftOf } from "../../src/kinds/index.js";
+import type { PlanInput } from "../../src/kinds/kind.js";
+import type { Kind } from "../../src/manifests/manifest.js";
 import { configOfSeries } from "../../src/platform/tile-config.js";
 
 /**
- * compare(): what of a live object differs from what its manifest states. Each test names the rule it
- * checks.
+ * Drift, as each kind's module compares (its observe.drift): what of a live object differs from what
+ * its manifest states. Each test names the rule it checks.
  */
+
+type Comparable = { kind: Kind; spec: Record<string, unknown> };
+type Known = {
+  /** A dashboard's tile ids, as its record holds them. */
+  tileIds?: Record<string, string>;
+  /** The server id of an endpoint by manifest name, as its record holds it. */
+  endpointId?: (name: string) => string | undefined;
+};
+
+/** The drift of `live` against `manifest`, with what driftless recorded (`known`). */
+function compare(manifest: Comparable, live: unknown, known: Known = {}): DriftField[] {
+  const record = { kind: manifest.kind, name: "t", ...(known.tileIds ? { tileIds: known.tileIds } : {}) };
+  const ref = (_kind: string, name: string) => {
+    const id = known.endpointId?.(name);
+    return id ? { state: "ready" as const, id } : { state: "waiting" as const, reason: "not created" };
+  };
+  const context = { now: new Date(), reassert: false, ref };
+  // The specs here are partial (ids like "org-1"): the comparison reads only what they state.
+  const input = { kind: manifest.kind, name: "t", spec: manifest.spec, record, context } as PlanInput;
+  return driftOf(input, live);
+}
 
 const org = (spec: Record<string, unknown>) =>
   ({ kind: "Organization", spec: { organizationId: "org-1", ...spec } }) as Comparable;
@@ -174,10 +198,10 @@ describe("compare: values the platform spells its own way", () => {
 
 describe("compare: reverse private endpoints", () => {
   it("rule: the type's fields and description compare; the ids that address it do not", () => {
-    const want = {
+    const want: Comparable = {
       kind: "ReversePrivateEndpoint",
       spec: { organizationId: "o", serviceId: "s", description: "msk", type: "MSK_MULTI_VPC" },
-    } as Comparable;
+    };
     expect(
       compare(want, { id: "rpe-1", description: "msk", type: "MSK_MULTI_VPC", status: "Ready" }),
     ).toEqual([]);

@@ -83,30 +83,34 @@ describe("diffPatch", () => {
 
 describe("patchPlan", () => {
   const resource = { kind: "Organization" as const, name: "acme" };
-  const request = (body: { name?: string }) =>
-    ({ route: "updateOrganization", params: { organizationId: "o" }, body }) as const;
+  const write = (body: { name?: string }) => ({
+    request: { route: "updateOrganization" as const, params: { organizationId: "o" }, body },
+    record: () => ({ kind: "Organization", name: "acme" }),
+  });
 
   it("rule: an empty body is in sync and sends nothing", () => {
-    const plan = patchPlan(resource, request({}), []);
+    const plan = patchPlan(resource, [], write({}));
 
     expect(plan).toMatchObject({ outcome: "none", reason: "in sync" });
-    expect(plan.request).toBeUndefined();
+    expect(plan.write).toBeUndefined();
   });
 
   it("rule: a body is sent as planned, counted in the reason", () => {
     const changes = [{ path: "name", to: "Acme", op: "set" as const }];
 
-    const plan = patchPlan(resource, request({ name: "Acme" }), changes);
+    const plan = patchPlan(resource, changes, write({ name: "Acme" }));
 
     expect(plan).toMatchObject({
       outcome: "send",
       reason: "1 change(s)",
-      request: { route: "updateOrganization", params: { organizationId: "o" }, body: { name: "Acme" } },
+      write: {
+        request: { route: "updateOrganization", params: { organizationId: "o" }, body: { name: "Acme" } },
+      },
     });
   });
 
   it("rule: a request that first learns a live list says so", () => {
-    const plan = patchPlan(resource, request({ name: "Acme" }), [], "then the list");
+    const plan = patchPlan(resource, [], write({ name: "Acme" }), "then the list");
 
     expect(plan).toMatchObject({ reason: "first contact", followUp: "then the list" });
   });
