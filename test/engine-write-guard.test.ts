@@ -56,13 +56,27 @@ it("sends nothing more once the store says this process may no longer write", as
 it("asks before a create's intent is saved: no intent and no POST once it may no longer write", async () => {
   world = await startEngineWorld();
   await world.write("e.yaml", mskEndpoint("orders-msk"));
+  const id = "ReversePrivateEndpoint/orders-msk";
+  // Every state the pass saves, as saved: an intent saved and cleared again would not show at the end.
+  const intents: unknown[] = [];
+  const watched = (store: StateStore): StateStore => {
+    const losing = losingAfter(0)(store);
+    return {
+      ...losing,
+      save: (state) => {
+        intents.push(state.resources[id]?.intent);
+        return losing.save(state);
+      },
+    };
+  };
 
-  const result = await world.apply({}, { store: losingAfter(0) });
+  const result = await world.apply({}, { store: watched });
 
   expect(world.writes()).toEqual([]);
   expect(result.statuses[0]?.status).toBe("Failed");
-  const state = await world.state().catch(() => undefined);
-  expect(state?.resources["ReversePrivateEndpoint/orders-msk"]?.intent).toBeUndefined();
+  expect(intents.filter((intent) => intent !== undefined)).toEqual([]);
+  // As the next process loads it, journal included.
+  expect((await world.state()).resources[id]?.intent).toBeUndefined();
 });
 
 describe("asked again right before every retry", () => {
