@@ -96,17 +96,16 @@ describe("a delete's answer", () => {
 });
 
 describe("reading every page", () => {
-  it("reads a list larger than a page, a page at a time, every alert once", async () => {
-    const platform = await againstSimulator(7);
+  it("reads a list larger than a page, a page at a time, every alert once, and stops at the total", async () => {
+    const platform = await againstSimulator(5);
 
     const alerts = await readAllPages(platform, "listAlerts", { limit: 3 });
 
-    const every = [ids.alertId, ...Array.from({ length: 7 }, (_, n) => estateIds.alert(n))].sort();
+    const every = [ids.alertId, ...Array.from({ length: 5 }, (_, n) => estateIds.alert(n))].sort();
     expect(alerts.map((a) => a.id)).toEqual(every);
     expect(sim?.requests.map((r) => r.query)).toEqual([
       { limit: "3", offset: "0" },
       { limit: "3", offset: "3" },
-      { limit: "3", offset: "6" },
     ]);
   });
 

@@ -221,7 +221,7 @@ describe("replacing an alert", () => {
       id: "65f1a2b3c4d5e6f708192a62",
       name: "second",
     } as never);
-    await platform.observability("PUT", alert, {
+    const first = await platform.observability("PUT", alert, {
       ...whole,
       channels: [channel, { type: "webhook", webhookId: "65f1a2b3c4d5e6f708192a62" }],
       note: "see the runbook",
@@ -230,6 +230,8 @@ describe("replacing an alert", () => {
 
     const replaced = await platform.observability("PUT", alert, whole);
 
+    expect(first.json.data).toMatchObject({ note: "see the runbook", numConsecutiveWindows: 3 });
+    expect(first.json.data.channels).toHaveLength(2);
     expect(replaced.status).toBe(200);
     expect([replaced.requestIssues, replaced.answerIssues]).toEqual([[], []]);
     expect(replaced.json.data).toMatchObject({
@@ -375,6 +377,19 @@ describe("webhooks", () => {
     expect(refused.json.message).toMatch(/channel of alert 65f1a2b3c4d5e6f708192a51/);
     expect(deleted.json).toEqual({});
     expect(again.status).toBe(404);
+  });
+
+  it("answers a body for a generic webhook only", async () => {
+    await platform.start();
+
+    const incident = await platform.observability("POST", webhooks, {
+      ...generic,
+      service: "incidentio",
+      url: "https://api.incident.io/v2/alert_events/http/x",
+    });
+
+    expect(incident.status).toBe(200);
+    expect(incident.json.data).not.toHaveProperty("body");
   });
 
   it("clears description and body left out of a replace", async () => {

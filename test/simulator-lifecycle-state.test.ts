@@ -65,15 +65,19 @@ describe("console edits of the lifecycle's objects", () => {
   it("change an alert's threshold and a webhook's url as the next read sees them, in process and over HTTP", async () => {
     const sim = await platform.start();
 
-    sim.consoleEdit({ collection: "alerts", id: ids.alertId }, { threshold: 250 });
-    const edit = await fetch(`${sim.observabilityUrl}/__console/webhooks/${ids.webhookId}`, {
-      method: "PATCH",
-      body: JSON.stringify({ url: "https://hooks.example.com/changed" }),
-    });
+    const edit = (path: string, patch: unknown) =>
+      fetch(`${sim.observabilityUrl}/__console/${path}`, { method: "PATCH", body: JSON.stringify(patch) });
+
+    const edits = [
+      await edit(`alerts/${ids.alertId}`, { threshold: 250 }),
+      await edit(`webhooks/${ids.webhookId}`, { url: "https://hooks.example.com/changed" }),
+    ];
+    sim.consoleEdit({ collection: "alerts", id: ids.alertId }, { interval: "1h" });
     const alert = await platform.observability("GET", `/api/v2/alerts/${ids.alertId}`);
     const hooks = await platform.observability("GET", "/api/v2/webhooks");
 
-    expect(edit.status).toBe(200);
+    expect(edits.map((e) => e.status)).toEqual([200, 200]);
+    expect(alert.json.data.interval).toBe("1h");
     expect(alert.json.data.threshold).toBe(250);
     expect(hooks.json.data[0].url).toBe("https://hooks.example.com/changed");
   });
