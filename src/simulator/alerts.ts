@@ -134,6 +134,9 @@ function written(
   kept: Pick<Alert, "thresholdMax" | "scheduleStartAt" | "scheduleOffsetMinutes">,
 ) {
   const channels = channelsOf(body);
+  const channel = body.channel ?? channels[0];
+  // The document requires one of the two: this is its refusal, should a body get past it.
+  if (!channel) throw badRequest("Body validation failed: channel: is required");
   const tile = body.source === "tile";
   return {
     name: body.name ?? null,
@@ -144,7 +147,7 @@ function written(
     interval: body.interval,
     thresholdType: body.thresholdType,
     source: body.source,
-    channel: body.channel ?? (channels[0] as AlertChannel),
+    channel,
     channels,
     scheduleStartAt: body.scheduleStartAt === undefined ? kept.scheduleStartAt : body.scheduleStartAt,
     // Kept while scheduleStartAt is left out too; otherwise 0 unless sent.

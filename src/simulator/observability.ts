@@ -93,57 +93,43 @@ export type Group<N extends keyof Handlers<"observability", string>> = Pick<
   N
 >;
 
-function dashboardHandlers({
-  state,
-  contract,
-}: ObservabilityDeps): Group<
+type DashboardRoutes =
   | "putDashboard"
   | "getDashboard"
   | "listDashboards"
   | "createDashboard"
   | "validateDashboard"
-  | "deleteDashboard"
-> {
-  const find = (id: string) => {
-    const dashboard = state.dashboards.find((d) => d.id === id);
-    // The published API answers an unknown dashboard with an empty 404.
-    if (!dashboard)
-      throw new Rejection(404, "NOT_FOUND", `dashboard ${id} does not exist`, contract === "full");
-    return dashboard;
-  };
+  | "deleteDashboard";
+
+/** The dashboard `id`; throws a 404 Rejection, with an empty body in the published contract. */
+function findDashboard({ state, contract }: ObservabilityDeps, id = ""): Dashboard {
+  const dashboard = state.dashboards.find((d) => d.id === id);
+  if (!dashboard)
+    throw new Rejection(404, "NOT_FOUND", `dashboard ${id} does not exist`, contract === "full");
+  return dashboard;
+}
+
+function dashboardHandlers(deps: ObservabilityDeps): Group<DashboardRoutes> {
+  const { state, contract } = deps;
   const answer = (dashboard: Dashboard): Answer => ({
     status: 200,
     body: { data: dashboardAnswer(dashboard, contract) },
   });
   /** A tile as the platform stores it: the published one translates a series tile into config. */
-  const stored = (tile: Tile): Tile => (contract === "full" ? storedConfig(tile) : tile);
+  const stored = (tile: TileInput): TileInput => (contract === "full" ? storedConfig(tile) : tile);
   return {
     putDashboard({ params, body }) {
-      const dashboard = find(params.id ?? "");
+      const dashboard = findDashboard(deps, params.id);
       const put: Body = contract === "full" ? (body as Body) : parseBody(DashboardPut, body);
       const problem = contract === "full" ? serverProblem(state, put) : undefined;
       if (problem) throw badRequest(problem);
-      // A tile keeps its id only when the id names a tile of this dashboard, once; any other tile
-      // is new. This is how the real service churns ids, and why driftless must remember them.
-      const existing = new Set(dashboard.tiles.map((t) => t.id));
-      dashboard.tiles = put.tiles.map(({ id, ...tile }) => {
-        const kept = id !== undefined && existing.delete(id);
-        return stored({ id: kept && id !== undefined ? id : newObjectId(), ...tile });
-      });
+      replaceTiles(state, dashboard, put.tiles.map(stored), contract);
       dashboard.name = put.name;
       if (put.tags !== undefined) dashboard.tags = put.tags;
-      // Alerts that watched a tile that no longer exists go with it, and in the published contract
-      // so do those of a tile whose display type cannot carry alerts.
-      const live = new Map(dashboard.tiles.map((t) => [t.id, t]));
-      dropAlerts(state, (alert) => {
-        if (alert.dashboard !== dashboard.id) return false;
-        const tile = live.get(alert.tileId ?? "");
-        return !tile || (contract === "full" && !alertable(tile));
-      });
       return answer(dashboard);
     },
     getDashboard({ params }) {
-      return answer(find(params.id ?? ""));
+      return answer(findDashboard(deps, params.id));
     },
     listDashboards() {
       const byName = [...state.dashboards].sort((a, b) => b.name.localeCompare(a.name));
@@ -157,19 +143,14 @@ function dashboardHandlers({
         id: newObjectId(),
         name: post.name,
         // Every tile is new: an id in the body is not kept.
-        tiles: post.tiles.map(({ id: _id, ...tile }) => stored({ id: newObjectId(), ...tile })),
+        tiles: post.tiles.map((tile) => ({ ...stored(tile), id: newObjectId() })),
         tags: [...new Set(post.tags ?? [])],
       };
       state.dashboards.push(dashboard);
       return answer(dashboard);
     },
     validateDashboard({ body }) {
-      const issues = contractCheck("full").request("createDashboard", {}, body);
-      const errors = issues.map((issue) => ({ path: dottedPath(issue.path), message: issue.message }));
-      const problem = errors.length === 0 ? serverProblem(state, body as Body) : undefined;
-      if (problem) errors.push({ path: "", message: problem });
-      const valid = errors.length === 0;
-      return { status: 200, body: { valid, errors, normalized: valid ? body : null } };
+      return { status: 200, body: dryRun(state, body) };
     },
     deleteDashboard({ params }) {
       // Answered alike for an id the team does not have: a repeated delete succeeds.
@@ -181,8 +162,43 @@ function dashboardHandlers({
   };
 }
 
+/** The dry run's verdict on a create body: the document's rules, then the server's; nothing is stored. */
+function dryRun(state: PlatformState, body: unknown) {
+  const issues = contractCheck("full").request("createDashboard", {}, body);
+  const errors = issues.map((issue) => ({ path: dottedPath(issue.path), message: issue.message }));
+  const problem = errors.length === 0 ? serverProblem(state, body as Body) : undefined;
+  if (problem) errors.push({ path: "", message: problem });
+  const valid = errors.length === 0;
+  return { valid, errors, normalized: valid ? body : null };
+}
+
+/**
+ * A PUT's tiles in place of the dashboard's. A tile keeps its id only when the id names a tile of this
+ * dashboard, once; any other tile is new. This is how the real service churns ids, and why driftless
+ * must remember them. The alerts of a tile that is gone go with it, and in the published contract so
+ * do those of a tile whose display type cannot carry alerts.
+ */
+function replaceTiles(
+  state: PlatformState,
+  dashboard: Dashboard,
+  tiles: TileInput[],
+  contract: Contract,
+): void {
+  const existing = new Set(dashboard.tiles.map((t) => t.id));
+  dashboard.tiles = tiles.map(({ id, ...tile }) => {
+    const kept = id !== undefined && existing.delete(id);
+    return { id: kept && id !== undefined ? id : newObjectId(), ...tile };
+  });
+  const live = new Map(dashboard.tiles.map((t) => [t.id, t]));
+  dropAlerts(state, (alert) => {
+    if (alert.dashboard !== dashboard.id) return false;
+    const tile = live.get(alert.tileId ?? "");
+    return !tile || (contract === "full" && !alertable(tile));
+  });
+}
+
 /** The published platform stores every tile as config: a series tile is translated on the way in. */
-function storedConfig(tile: Tile): Tile {
+function storedConfig(tile: TileInput): TileInput {
   if (tile.config || !tile.series) return tile;
   const { series, asRatio, ...place } = tile;
   return { ...place, config: configOfSeries(series, asRatio) };

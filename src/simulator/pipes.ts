@@ -19,6 +19,9 @@ const SOURCE_KINDS: readonly SourceKind[] = ["kafka", "objectStorage", "kinesis"
 /** The kinds that scale on their own; the database pipes of a service share one scaling, set elsewhere. */
 const SCALABLE: ReadonlySet<SourceKind> = new Set(["kafka", "objectStorage", "kinesis"]);
 
+const isSourceKind = (name: string | undefined): name is SourceKind =>
+  SOURCE_KINDS.some((kind) => kind === name);
+
 /** The source kind of a pipe. */
 export const kindOf = (pipe: DataPipe): SourceKind | undefined =>
   SOURCE_KINDS.find((kind) => pipe.source[kind] !== undefined);
@@ -64,14 +67,14 @@ export function createPipe(state: PlatformState, service: Service, body: PipeCre
     const named = kinds.length === 0 ? "none" : kinds.join(" and ");
     throw badRequest(`source: a pipe reads one source kind, this one names ${named}`);
   }
-  if (!SOURCE_KINDS.includes(kind as SourceKind)) {
+  if (!isSourceKind(kind)) {
     throw badRequest(
       `source.${kind}: the simulator makes kafka, objectStorage, kinesis and postgres pipes only`,
     );
   }
   checkEndpoints(state, service.id, source.kafka as { reversePrivateEndpointIds?: string[] } | undefined);
   checkMappings(body);
-  if (body.scaling && !SCALABLE.has(kind as SourceKind)) throw notScalable("scaling", kind);
+  if (body.scaling && !SCALABLE.has(kind)) throw notScalable("scaling", kind);
   const now = new Date().toISOString();
   const pipe = DataPipe.parse(
     known(DataPipe, {
