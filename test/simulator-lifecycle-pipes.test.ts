@@ -130,6 +130,30 @@ describe("creating a data pipe", () => {
   });
 });
 
+describe("creating a data pipe, what the simulator refuses besides", () => {
+  it("refuses a pipe without a name, an endpoint the service lacks, and a kind it does not make", async () => {
+    await platform.start();
+    const { kafka: source } = kafka().source;
+
+    const nameless = await platform.management("POST", pipes, kafka({ name: "" }));
+    const elsewhere = await platform.management(
+      "POST",
+      pipes,
+      kafka({ source: { kafka: { ...source, reversePrivateEndpointIds: [ids.organizationId] } } }),
+    );
+    const mysql = await platform.management("POST", pipes, { name: "m", source: { mysql: { host: "db" } } });
+
+    expect([nameless.requestIssues, elsewhere.requestIssues, mysql.requestIssues]).toEqual([[], [], []]);
+    expect(nameless.json.error).toBe("BAD_REQUEST: name: a pipe needs a name");
+    expect(elsewhere.json.error).toBe(
+      `BAD_REQUEST: source.kafka.reversePrivateEndpointIds: endpoint ${ids.organizationId} does not exist in service ${ids.serviceId}`,
+    );
+    expect(mysql.json.error).toBe(
+      "BAD_REQUEST: source.mysql: the simulator makes kafka, objectStorage, kinesis and postgres pipes only",
+    );
+  });
+});
+
 describe("a data pipe's state commands", () => {
   const command = (pipeId: string, name: string) =>
     platform.management("PATCH", `${pipes}/${pipeId}/state`, { command: name });

@@ -57,20 +57,24 @@ export const TableMapping = z.strictObject({
 export type TableMapping = z.infer<typeof TableMapping>;
 
 /** What every source kind may say of how it authenticates and what it reads (never a credential). */
-const SourceKind = { type: Text.optional(), format: Text.optional(), authentication: Text.optional() };
+const SourceCommon = { type: Text.optional(), format: Text.optional(), authentication: Text.optional() };
 
 /** A pipe's source as results show it: the fields of the create and update, without credentials. */
 export const PipeSource = z.strictObject({
   kafka: z
     .strictObject({
-      ...SourceKind,
+      ...SourceCommon,
       brokers: Text.optional(),
       topics: Text.optional(),
       consumerGroup: Text.optional(),
       iamRole: Text.optional(),
       offset: z.strictObject({ strategy: Text.optional(), timestamp: Text.optional() }).optional(),
       schemaRegistry: z
-        .strictObject({ url: Text, authentication: Text.optional(), caCertificate: Text.optional() })
+        .strictObject({
+          url: Text.optional(),
+          authentication: Text.optional(),
+          caCertificate: Text.optional(),
+        })
         .optional(),
       caCertificate: Text.optional(),
       reversePrivateEndpointIds: Strings.optional(),
@@ -79,7 +83,7 @@ export const PipeSource = z.strictObject({
     .optional(),
   objectStorage: z
     .strictObject({
-      ...SourceKind,
+      ...SourceCommon,
       url: Text.optional(),
       delimiter: Text.optional(),
       compression: Text.optional(),
@@ -92,7 +96,7 @@ export const PipeSource = z.strictObject({
     .optional(),
   kinesis: z
     .strictObject({
-      ...SourceKind,
+      ...SourceCommon,
       streamName: Text.optional(),
       region: Text.optional(),
       useEnhancedFanOut: z.boolean().optional(),
@@ -103,7 +107,7 @@ export const PipeSource = z.strictObject({
     .optional(),
   postgres: z
     .strictObject({
-      ...SourceKind,
+      ...SourceCommon,
       host: Text.optional(),
       port: z.number().optional(),
       database: Text.optional(),
