@@ -9,14 +9,15 @@ import {
   type Params,
   type PlannedRequest,
   ROUTES,
+  type Route,
   type RouteName,
 } from "./routes.js";
 
 /**
  * The platform as driftless calls it: any route of the table, by name, through the HTTP client of its
  * API. The answer's envelope is unwrapped here: `{status, requestId, result}` on the management API,
- * `{data}` on the observability API; only the fields the route's schema names are checked, the rest
- * are kept as they came.
+ * `{data}` on the observability API (a route whose answer is the whole body has none); only the fields
+ * the route's schema names are checked, the rest are kept as they came.
  */
 
 /**
@@ -55,9 +56,13 @@ function answerOf<T>(schema: z.ZodType<T>, secrets: readonly string[] | undefine
   return z.preprocess((answer) => withoutSecrets(answer, sent), schema);
 }
 
-/** The success body of `api` around a payload of `schema`, unwrapped to `{result, requestId?}`. */
-function envelope<T>(api: Api, schema: z.ZodType<T>): z.ZodType<Answer<T>> {
-  if (api === "observability")
+/**
+ * The success body of `api` around a payload of `schema`, unwrapped to `{result, requestId?}`. A payload
+ * that may be absent (a delete's) takes an envelope without it: `{status, requestId}` or `{}`.
+ */
+function envelope<T>(route: Route, schema: z.ZodType<T>): z.ZodType<Answer<T>> {
+  if (route.envelope === false) return schema.transform((result) => ({ result }));
+  if (route.api === "observability")
     return z.looseObject({ data: schema }).transform(({ data }) => ({ result: data }));
   return z
     .looseObject({ status: z.number().optional(), requestId: z.string().optional(), result: schema })
@@ -93,12 +98,14 @@ export function createPlatformClient(http: Readonly<PlatformHttp>): PlatformClie
         ? (params as Record<string, string>).organizationId
         : undefined;
     const client = clientOf(http, route.api, organization);
+    const query = queryOf(route, params);
     const answer = await client.request({
       method: route.method,
       route: route.template,
       params,
+      ...(query ? { query } : {}),
       body,
-      schema: envelope(route.api, answerOf(route.answer, options.redact)),
+      schema: envelope(route, answerOf(route.answer, options.redact)),
       priority: options.priority ?? (route.method === "GET" ? "poll" : "change"),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.redact ? { redact: options.redact } : {}),
@@ -114,6 +121,14 @@ export function createPlatformClient(http: Readonly<PlatformHttp>): PlatformClie
     };
   }
   return { call };
+}
+
+/** The query parameters among `params`: those the route names, when given. */
+function queryOf(route: Route, params: object): Record<string, string> | undefined {
+  const given = Object.entries(params as Record<string, string | undefined>).filter(
+    (entry): entry is [string, string] => route.query?.includes(entry[0]) === true && entry[1] !== undefined,
+  );
+  return given.length > 0 ? Object.fromEntries(given) : undefined;
 }
 
 function clientOf(http: Readonly<PlatformHttp>, api: Api, organization: string | undefined): HttpClient {

@@ -21,8 +21,17 @@ export type ContractCheck = {
   contract: Contract;
   /** Whether the contract's documents describe the route. */
   has(route: RouteName): boolean;
-  /** What breaks the contract in a request of `route`: its path parameters and body. [] when nothing. */
-  request(route: RouteName, params: Readonly<Record<string, string>>, body: unknown): ContractIssue[];
+  /**
+   * What breaks the contract in a request of `route`: its path parameters, body and query string (the
+   * values as they are on the wire, default none; a number written in one is read as a number). []
+   * when nothing.
+   */
+  request(
+    route: RouteName,
+    params: Readonly<Record<string, string>>,
+    body: unknown,
+    query?: Readonly<Record<string, string>>,
+  ): ContractIssue[];
   /** What breaks the contract in an answer of `route` with `status`; [] when nothing. */
   answer(route: RouteName, status: number, body: unknown): ContractIssue[];
 };
@@ -32,6 +41,8 @@ type Validator = () => ValidateFunction;
 
 type Operation = {
   params?: Validator;
+  /** The query parameters, and those of them the document types as numbers. */
+  query?: { validator: Validator; numbers: Set<string> };
   body?: Validator;
   answers: Map<string, Validator | "empty">;
 };
@@ -87,15 +98,16 @@ function compile(contract: Contract): ContractCheck {
   return {
     contract,
     has: (route) => operationOfRoute(route) !== undefined,
-    request(route, params, body) {
+    request(route, params, body, query = {}) {
       const operation = operationOfRoute(route);
       if (!operation)
         return [{ path: [], message: `${ROUTES[route].template} is not in the ${contract} contract` }];
+      const under = (step: string) => (issue: ContractIssue) => ({ ...issue, path: [step, ...issue.path] });
       return [
-        ...issuesOf(operation.params?.(), params).map((issue) => ({
-          ...issue,
-          path: ["params", ...issue.path],
-        })),
+        ...issuesOf(operation.params?.(), params).map(under("params")),
+        ...issuesOf(operation.query?.validator(), queryValues(query, operation.query?.numbers)).map(
+          under("query"),
+        ),
         ...issuesOf(operation.body?.(), body),
       ];
     },
@@ -136,13 +148,24 @@ function operationOf(
   ];
   const properties: Json = {};
   const required: string[] = [];
+  const query: Json = {};
+  const numbers = new Set<string>();
   for (const [parameter, where] of parameters) {
     const [resolved, base] = resolve(document, parameter, where);
+    const name = String(resolved.name);
+    if (resolved.in === "query") {
+      query[name] = { $ref: `${base}/schema` };
+      const type = (resolved.schema as Json | undefined)?.type;
+      if (type === "integer" || type === "number") numbers.add(name);
+    }
     if (resolved.in !== "path") continue;
-    properties[String(resolved.name)] = { $ref: `${base}/schema` };
-    required.push(String(resolved.name));
+    properties[name] = { $ref: `${base}/schema` };
+    required.push(name);
   }
   if (required.length > 0) result.params = compiled(ajv, { type: "object", properties, required });
+  if (Object.keys(query).length > 0) {
+    result.query = { validator: compiled(ajv, { type: "object", properties: query }), numbers };
+  }
   const body = (operation.requestBody as Json | undefined)?.content as Json | undefined;
   if (body?.["application/json"]) {
     result.body = compiled(ajv, { $ref: `${at}/requestBody/content/${pointer("application/json")}/schema` });
@@ -171,6 +194,16 @@ function compiled(ajv: Ajv2020, schema: Json): Validator {
 }
 
 const listed = (value: unknown): Json[] => (Array.isArray(value) ? value : []);
+
+/** A query string's values as its parameters' schemas read them: a number typed as a number, as a server decodes it. */
+function queryValues(query: Readonly<Record<string, string>>, numbers = new Set<string>()): Json {
+  return Object.fromEntries(
+    Object.entries(query).map(([name, value]) => [
+      name,
+      numbers.has(name) && /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value,
+    ]),
+  );
+}
 
 /** An object of the document with its `$ref` followed, and the ajv reference of where it is. */
 function resolve(document: Json, value: Json, where: string): [Json, string] {

@@ -81,6 +81,8 @@ export type HttpRequest<T> = {
   route: string;
   /** Values of the template's `{names}`; URL-encoded when substituted. */
   params?: Record<string, string>;
+  /** The query string's parameters, URL-encoded after the path; the route (and its metrics label) stays the template. */
+  query?: Record<string, string>;
   /** Sent as JSON when present. */
   body?: unknown;
   /** Schema of the success answer's JSON body. */
@@ -173,7 +175,7 @@ async function request<T>(client: Client, req: HttpRequest<T>): Promise<HttpResp
   const call: Call = {
     method,
     route,
-    path: client.prefix + expandTemplate(route, req.params ?? {}),
+    path: client.prefix + expandTemplate(route, req.params ?? {}) + queryString(req.query),
     body: req.body === undefined ? undefined : JSON.stringify(req.body),
     ...(req.organization ? { organization: req.organization } : {}),
   };
@@ -212,6 +214,12 @@ async function request<T>(client: Client, req: HttpRequest<T>): Promise<HttpResp
       throw decision.error;
     });
   }
+}
+
+/** `?a=1&b=2` for the given parameters; "" for none. */
+function queryString(query: Record<string, string> | undefined): string {
+  const search = new URLSearchParams(query).toString();
+  return search ? `?${search}` : "";
 }
 
 function rounded(timing: RequestTiming): RequestTiming {

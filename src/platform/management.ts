@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { z } from "zod";
 
 /**
@@ -37,6 +38,33 @@ export type UpdateApiKeyBody = {
   expireAt?: string | null;
   ipAccessList?: IpAccessEntry[];
   /** The published contract's; sent only when a manifest states it. */
+  state?: "enabled" | "disabled";
+};
+
+/**
+ * A key's id and secret as the key create's `hashData` carries them, made by the caller: the base64 of
+ * the raw SHA-256 digest of each, and the id's last four characters in clear
+ * (docs/platform-apis.md#create-an-api-key). Only these leave driftless; the platform never sees the
+ * secret.
+ */
+export type KeyHashes = { keyIdHash: string; keyIdSuffix: string; keySecretHash: string };
+
+/** The hashData of a key id and secret, by the recipe the published contract gives. */
+export function keyHashes(keyId: string, keySecret: string): KeyHashes {
+  const digest = (value: string) => createHash("sha256").update(value, "utf8").digest("base64");
+  return { keyIdHash: digest(keyId), keyIdSuffix: keyId.slice(-4), keySecretHash: digest(keySecret) };
+}
+
+/**
+ * The published key create as driftless sends it: always with `hashData`, so that the answer carries no
+ * credential. `key.id` of the answer (the id of the key's paths) is not the id that authenticates.
+ */
+export type CreateApiKeyBody = {
+  name: string;
+  hashData: KeyHashes;
+  roles?: string[];
+  expireAt?: string | null;
+  ipAccessList?: IpAccessEntry[];
   state?: "enabled" | "disabled";
 };
 
@@ -97,10 +125,109 @@ export type UpdateDataPipeBody = {
     };
     validateSamples?: boolean;
   };
-  destination?: { columns?: { name: string; type: string }[] };
-  fieldMappings?: { sourceField: string; destinationField: string }[];
+  destination?: { columns?: Column[] };
+  fieldMappings?: FieldMapping[];
   settings?: DataPipeSettings;
 };
+
+export type Column = { name: string; type: string };
+export type FieldMapping = { sourceField: string; destinationField: string };
+
+/** The published contract's per-pipe scaling (Kafka, Kinesis and object-storage pipes); null leaves a field as it is. */
+export type DataPipeScaling = {
+  replicas?: number | null;
+  replicaCpuMillicores?: number | null;
+  replicaMemoryGb?: number | null;
+};
+
+/**
+ * The published data pipe create (docs/platform-apis.md#create-a-data-pipe): one source kind, and
+ * unless it is postgres, a destination table with its columns, each named by a field mapping.
+ * Credentials are sent and never answered.
+ */
+export type CreateDataPipeBody = {
+  name: string;
+  source: {
+    kafka?: {
+      type?: string;
+      format?: string;
+      brokers?: string;
+      topics?: string;
+      consumerGroup?: string;
+      authentication?: string;
+      iamRole?: string;
+      offset?: { strategy: string; timestamp?: string };
+      schemaRegistry?: {
+        url: string;
+        authentication?: string;
+        caCertificate?: string;
+        credentials?: UsernamePassword;
+      };
+      caCertificate?: string;
+      reversePrivateEndpointIds?: string[];
+      exactlyOnce?: boolean;
+      credentials?: UsernamePassword | AccessKey;
+    };
+    objectStorage?: {
+      type?: string;
+      format?: string;
+      url?: string;
+      delimiter?: string;
+      compression?: string;
+      isContinuous?: boolean;
+      queueUrl?: string;
+      authentication?: string;
+      iamRole?: string;
+      connectionString?: Sensitive;
+      path?: string;
+      azureContainerName?: string;
+      accessKey?: AccessKey;
+      serviceAccountKey?: Sensitive;
+    };
+    kinesis?: {
+      format?: string;
+      streamName?: string;
+      region?: string;
+      useEnhancedFanOut?: boolean;
+      iteratorType?: string;
+      timestamp?: number;
+      authentication?: string;
+      iamRole?: string;
+      accessKey?: AccessKey;
+    };
+    postgres?: {
+      type?: string;
+      host?: string;
+      port?: number;
+      database?: string;
+      credentials?: UsernamePassword;
+      settings?: Record<string, string | number | boolean>;
+      authentication?: string;
+      iamRole?: string;
+      tlsHost?: string;
+      caCertificate?: string;
+      disableTls?: boolean;
+      skipCertVerification?: boolean;
+      tableMappings?: TableMapping[];
+    };
+    validateSamples?: boolean;
+  };
+  destination?: {
+    database?: string;
+    table?: string;
+    managedTable?: boolean;
+    tableDefinition?: Record<string, unknown>;
+    columns?: Column[];
+    roles?: string[];
+  };
+  fieldMappings?: FieldMapping[];
+  scaling?: DataPipeScaling;
+  settings?: DataPipeSettings;
+};
+
+/** A pipe's state command: `stop` from any state, `start` from Stopped or Failed, `resync` for database pipes. */
+export type DataPipeCommand = "start" | "stop" | "resync";
+export type UpdateDataPipeStateBody = { command: DataPipeCommand };
 
 export type ReversePrivateEndpointType =
   | "VPC_ENDPOINT_SERVICE"
@@ -143,14 +270,31 @@ export const ApiKey = z.looseObject({
   state: z.string().nullish(),
   expireAt: z.string().nullish(),
   ipAccessList: z.array(z.looseObject({ source: z.string(), description: z.string().nullish() })).nullish(),
+  /** The last four characters of the id that authenticates (which is not `id`); the published contract's. */
+  keySuffix: z.string().nullish(),
 });
 export type ApiKey = z.infer<typeof ApiKey>;
+
+/**
+ * The answer of a key create: the key. Without `hashData` it would also carry `keyId` and `keySecret`,
+ * which driftless never asks for (it always sends hashData) and never reads.
+ */
+export const ApiKeyCreated = z.looseObject({ key: ApiKey });
+export type ApiKeyCreated = z.infer<typeof ApiKeyCreated>;
 
 export const DataPipe = z.looseObject({
   id: z.string(),
   name: z.string().optional(),
   /** Values the API does not list. */
   state: z.string().nullish(),
+  /** The published contract's, for Kafka, Kinesis and object-storage pipes. */
+  scaling: z
+    .looseObject({
+      replicas: z.number().nullish(),
+      replicaCpuMillicores: z.number().nullish(),
+      replicaMemoryGb: z.number().nullish(),
+    })
+    .nullish(),
 });
 export type DataPipe = z.infer<typeof DataPipe>;
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { Sensitive } from "./management.js";
 
 /**
  * The observability API's types (docs/platform-apis.md#observability-endpoints): the dashboard body as the
@@ -54,6 +55,47 @@ export type TileBody = {
 
 export type PutDashboardBody = { name: string; tiles: TileBody[]; tags?: string[] };
 
+/** The published dashboard create: every tile gets a new id, so none is sent. */
+export type CreateDashboardBody = { name: string; tiles: Omit<TileBody, "id">[]; tags?: string[] };
+
+export type AlertChannel = { type: "webhook"; webhookId: string };
+
+/**
+ * The published alert create and replace (docs/platform-apis.md#alerts): one body for both, since a PUT
+ * replaces the alert whole. A tile alert names `dashboardId` and `tileId`, a saved-search alert
+ * `savedSearchId`; `source` is always sent (its declared default never applies).
+ */
+export type AlertBody = {
+  source: "tile" | "saved_search";
+  interval: string;
+  threshold: number;
+  thresholdType: string;
+  thresholdMax?: number;
+  dashboardId?: string | null;
+  tileId?: string | null;
+  savedSearchId?: string | null;
+  groupBy?: string | null;
+  channel?: AlertChannel;
+  channels?: AlertChannel[];
+  name?: string | null;
+  message?: string | null;
+  note?: string | null;
+  scheduleOffsetMinutes?: number;
+  scheduleStartAt?: string | null;
+  numConsecutiveWindows?: number | null;
+};
+
+/** A webhook, an alert's channel. `headers` and `queryParams` may hold credentials: never answered. */
+export type WebhookBody = {
+  name: string;
+  service: "slack" | "incidentio" | "generic";
+  url: string;
+  description?: string;
+  body?: string;
+  headers?: Record<string, Sensitive>;
+  queryParams?: Record<string, Sensitive>;
+};
+
 /** A tile of an answer: the minimal contract answers `series`, the published one `config`; driftless reads the id. */
 export const Tile = z.looseObject({ id: z.string(), name: z.string().nullish() });
 export type Tile = z.infer<typeof Tile>;
@@ -71,6 +113,8 @@ export type Dashboard = z.infer<typeof Dashboard>;
  * An alert. The minimal contract names its dashboard `dashboard` (and team `team`), the published one
  * `dashboardId` (and `teamId`): both are read (docs/platform-apis.md#alert-answers).
  */
+const Channel = z.looseObject({ type: z.string(), webhookId: z.string().nullish() });
+
 export const Alert = z.looseObject({
   id: z.string(),
   name: z.string().nullish(),
@@ -82,6 +126,18 @@ export const Alert = z.looseObject({
   threshold: z.number().nullish(),
   thresholdType: z.string().nullish(),
   interval: z.string().nullish(),
+  // The published contract's, what an alert's manifest states.
+  source: z.string().nullish(),
+  savedSearchId: z.string().nullish(),
+  groupBy: z.string().nullish(),
+  message: z.string().nullish(),
+  note: z.string().nullish(),
+  thresholdMax: z.number().nullish(),
+  scheduleOffsetMinutes: z.number().nullish(),
+  scheduleStartAt: z.string().nullish(),
+  numConsecutiveWindows: z.number().nullish(),
+  channel: Channel.nullish(),
+  channels: z.array(Channel).nullish(),
 });
 export type Alert = z.infer<typeof Alert>;
 
@@ -96,3 +152,33 @@ export const Source = z.looseObject({
   kind: z.string().nullish(),
 });
 export type Source = z.infer<typeof Source>;
+
+/** A webhook as answered: never its headers or queryParams, its body only for `generic`. */
+export const Webhook = z.looseObject({
+  id: z.string(),
+  name: z.string().nullish(),
+  /** slack, incidentio, generic; any other is kept. */
+  service: z.string().nullish(),
+  url: z.string().nullish(),
+  description: z.string().nullish(),
+  body: z.string().nullish(),
+});
+export type Webhook = z.infer<typeof Webhook>;
+
+/** The verdict of the dashboard dry run (`POST /api/v2/dashboards/validate`), answered outside `{data}`. */
+export const DashboardValidation = z.looseObject({
+  valid: z.boolean(),
+  errors: z.array(z.looseObject({ path: z.string().nullish(), message: z.string() })).nullish(),
+});
+export type DashboardValidation = z.infer<typeof DashboardValidation>;
+
+/**
+ * One page of a paged list (alerts, webhooks), the whole answer: `data`, and `meta` with the total of
+ * every page (docs/platform-apis.md#paged-lists). A page without `meta` is still read.
+ */
+export const Page = <T extends z.ZodType>(item: T) =>
+  z.looseObject({
+    data: z.array(item),
+    meta: z.looseObject({ total: z.number(), limit: z.number(), offset: z.number() }).nullish(),
+  });
+export type Page<T> = { data: T[]; meta?: { total: number; limit: number; offset: number } | null };

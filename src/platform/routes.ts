@@ -3,16 +3,32 @@ import type { Api } from "../errors.js";
 import type { HttpMethod } from "./http-classify.js";
 import {
   ApiKey,
+  ApiKeyCreated,
   Backup,
+  type CreateApiKeyBody,
+  type CreateDataPipeBody,
   type CreateReversePrivateEndpointBody,
   DataPipe,
+  type DataPipeScaling,
   Organization,
   ReversePrivateEndpoint,
   type UpdateApiKeyBody,
   type UpdateDataPipeBody,
+  type UpdateDataPipeStateBody,
   type UpdateOrganizationBody,
 } from "./management.js";
-import { Alert, Dashboard, type PutDashboardBody, Source } from "./observability.js";
+import {
+  Alert,
+  type AlertBody,
+  type CreateDashboardBody,
+  Dashboard,
+  DashboardValidation,
+  Page,
+  type PutDashboardBody,
+  Source,
+  Webhook,
+  type WebhookBody,
+} from "./observability.js";
 
 /**
  * Every endpoint driftless calls, as data: the API, method, path template, request body type and the
@@ -36,9 +52,25 @@ type RouteSpec = {
   request: z.ZodType;
   /** The payload of a success answer, inside its API's envelope. */
   answer: z.ZodType;
-  /** The first contract that has the route: a `full` route is a read only the published contract serves. */
+  /** The first contract that has the route: a `full` route is one only the published contract serves. */
   contract: Contract;
+  /** The query parameters the route takes (a paged list's `limit` and `offset`), given with the path's. */
+  query?: readonly string[];
+  /** false: `answer` is the whole body, which the API's envelope does not wrap (a page, the dry run). */
+  envelope?: false;
 };
+
+/**
+ * A delete's answer: no payload (the management envelope without `result`, the observability `{}`);
+ * whatever comes is ignored.
+ */
+export const Deleted = z
+  .unknown()
+  .optional()
+  .transform((): undefined => undefined);
+
+/** The query parameters of a paged list. */
+const PAGED = ["limit", "offset"] as const;
 
 const routes = {
   updateOrganization: {
@@ -158,6 +190,189 @@ const routes = {
     answer: z.array(Source),
     contract: "full",
   },
+  // The published contract's lifecycle (docs/platform-apis.md#lifecycle-endpoints): creates, lists,
+  // deletes, a pipe's state and scaling. No create is idempotent; a delete answers no payload.
+  listApiKeys: {
+    api: "management",
+    method: "GET",
+    template: "/v1/organizations/{organizationId}/keys",
+    request: z.undefined(),
+    answer: z.array(ApiKey),
+    contract: "full",
+  },
+  createApiKey: {
+    api: "management",
+    method: "POST",
+    template: "/v1/organizations/{organizationId}/keys",
+    request: z.custom<CreateApiKeyBody>(),
+    answer: ApiKeyCreated,
+    contract: "full",
+  },
+  /** Refused for the key that authenticates the request. */
+  deleteApiKey: {
+    api: "management",
+    method: "DELETE",
+    template: "/v1/organizations/{organizationId}/keys/{keyId}",
+    request: z.undefined(),
+    answer: Deleted,
+    contract: "full",
+  },
+  listDataPipes: {
+    api: "management",
+    method: "GET",
+    template: "/v1/organizations/{organizationId}/services/{serviceId}/datapipes",
+    request: z.undefined(),
+    answer: z.array(DataPipe),
+    contract: "full",
+  },
+  createDataPipe: {
+    api: "management",
+    method: "POST",
+    template: "/v1/organizations/{organizationId}/services/{serviceId}/datapipes",
+    request: z.custom<CreateDataPipeBody>(),
+    answer: DataPipe,
+    contract: "full",
+  },
+  deleteDataPipe: {
+    api: "management",
+    method: "DELETE",
+    template: "/v1/organizations/{organizationId}/services/{serviceId}/datapipes/{dataPipeId}",
+    request: z.undefined(),
+    answer: Deleted,
+    contract: "full",
+  },
+  updateDataPipeState: {
+    api: "management",
+    method: "PATCH",
+    template: "/v1/organizations/{organizationId}/services/{serviceId}/datapipes/{dataPipeId}/state",
+    request: z.custom<UpdateDataPipeStateBody>(),
+    answer: DataPipe,
+    contract: "full",
+  },
+  updateDataPipeScaling: {
+    api: "management",
+    method: "PATCH",
+    template: "/v1/organizations/{organizationId}/services/{serviceId}/datapipes/{dataPipeId}/scaling",
+    request: z.custom<DataPipeScaling>(),
+    answer: DataPipe,
+    contract: "full",
+  },
+  deleteReversePrivateEndpoint: {
+    api: "management",
+    method: "DELETE",
+    template:
+      "/v1/organizations/{organizationId}/services/{serviceId}/datapipesReversePrivateEndpoints/{reversePrivateEndpointId}",
+    request: z.undefined(),
+    answer: Deleted,
+    contract: "full",
+  },
+  listDashboards: {
+    api: "observability",
+    method: "GET",
+    template: "/api/v2/dashboards",
+    request: z.undefined(),
+    answer: z.array(Dashboard),
+    contract: "full",
+  },
+  /** Every tile of the answer has a new id. */
+  createDashboard: {
+    api: "observability",
+    method: "POST",
+    template: "/api/v2/dashboards",
+    request: z.custom<CreateDashboardBody>(),
+    answer: Dashboard,
+    contract: "full",
+  },
+  /** A dry run of the create: always 200 with the verdict; nothing is stored. */
+  validateDashboard: {
+    api: "observability",
+    method: "POST",
+    template: "/api/v2/dashboards/validate",
+    request: z.custom<CreateDashboardBody>(),
+    answer: DashboardValidation,
+    contract: "full",
+    envelope: false,
+  },
+  /** Deletes the alerts of its tiles too; answers the same for an unknown id. */
+  deleteDashboard: {
+    api: "observability",
+    method: "DELETE",
+    template: "/api/v2/dashboards/{id}",
+    request: z.undefined(),
+    answer: Deleted,
+    contract: "full",
+  },
+  /** One page, ordered by id (readAllPages reads them all). */
+  listAlerts: {
+    api: "observability",
+    method: "GET",
+    template: "/api/v2/alerts",
+    request: z.undefined(),
+    answer: Page(Alert),
+    contract: "full",
+    query: PAGED,
+    envelope: false,
+  },
+  createAlert: {
+    api: "observability",
+    method: "POST",
+    template: "/api/v2/alerts",
+    request: z.custom<AlertBody>(),
+    answer: Alert,
+    contract: "full",
+  },
+  /** Replaces the alert whole. */
+  putAlert: {
+    api: "observability",
+    method: "PUT",
+    template: "/api/v2/alerts/{id}",
+    request: z.custom<AlertBody>(),
+    answer: Alert,
+    contract: "full",
+  },
+  deleteAlert: {
+    api: "observability",
+    method: "DELETE",
+    template: "/api/v2/alerts/{id}",
+    request: z.undefined(),
+    answer: Deleted,
+    contract: "full",
+  },
+  listWebhooks: {
+    api: "observability",
+    method: "GET",
+    template: "/api/v2/webhooks",
+    request: z.undefined(),
+    answer: Page(Webhook),
+    contract: "full",
+    query: PAGED,
+    envelope: false,
+  },
+  createWebhook: {
+    api: "observability",
+    method: "POST",
+    template: "/api/v2/webhooks",
+    request: z.custom<WebhookBody>(),
+    answer: Webhook,
+    contract: "full",
+  },
+  putWebhook: {
+    api: "observability",
+    method: "PUT",
+    template: "/api/v2/webhooks/{id}",
+    request: z.custom<WebhookBody>(),
+    answer: Webhook,
+    contract: "full",
+  },
+  /** Refused (409) while an alert has the webhook as its channel. */
+  deleteWebhook: {
+    api: "observability",
+    method: "DELETE",
+    template: "/api/v2/webhooks/{id}",
+    request: z.undefined(),
+    answer: Deleted,
+    contract: "full",
+  },
 } as const satisfies Record<string, RouteSpec>;
 
 export type RouteName = keyof typeof routes;
@@ -168,8 +383,17 @@ type ParamNames<T extends string> = T extends `${string}{${infer P}}${infer Rest
   ? P | ParamNames<Rest>
   : never;
 
-/** Per route, its path parameters, from its template: `{organizationId}` → `{ organizationId: string }`. */
-export type Params = { [N in RouteName]: { [P in ParamNames<Spec<N>["template"]>]: string } };
+/** The query parameters of a route. */
+type QueryNames<N extends RouteName> =
+  Spec<N> extends { query: readonly (infer Q extends string)[] } ? Q : never;
+
+/**
+ * Per route, its path parameters, from its template (`{organizationId}` → `{ organizationId: string }`),
+ * and its query parameters, each optional.
+ */
+export type Params = {
+  [N in RouteName]: { [P in ParamNames<Spec<N>["template"]>]: string } & { [Q in QueryNames<N>]?: string };
+};
 /** Per route, its request body. */
 export type Bodies = { [N in RouteName]: z.infer<Spec<N>["request"]> };
 /** Per route, the payload of its success answer. */
@@ -181,9 +405,8 @@ export type PlannedRequest<N extends RouteName = RouteName> = {
 }[N];
 
 /** One route of the table, its answer schema typed by its name (so generic code keeps the types). */
-export type Route<N extends RouteName = RouteName> = Omit<Spec<N>, "answer"> & {
-  answer: z.ZodType<Answers[N]>;
-};
+export type Route<N extends RouteName = RouteName> = Omit<Spec<N>, "answer"> &
+  Pick<RouteSpec, "query" | "envelope"> & { answer: z.ZodType<Answers[N]> };
 
 export const ROUTES: { [N in RouteName]: Route<N> } = routes;
 

@@ -39,14 +39,7 @@ const MADE_UP: { [R in RouteName]: (request: PlannedRequest<R>, asker: Asker) =>
   updateDataPipe: ({ params }) => ({ id: params.dataPipeId }),
   createReversePrivateEndpoint: (_, { id }) => ({ id, status: READY }),
   listBackups: () => [],
-  putDashboard: ({ params, body }, { manifest }) => {
-    const keys = "tiles" in manifest.spec ? manifest.spec.tiles.map((tile) => tile.key) : [];
-    const tiles = body.tiles.map((tile, index) => ({
-      ...tile,
-      id: tile.id || madeUpTileId(manifest.name, keys[index] ?? String(index)),
-    }));
-    return { id: params.id, tiles };
-  },
+  putDashboard: ({ params, body }, asker) => ({ id: params.id, tiles: madeUpTiles(body.tiles, asker) }),
   getAlert: ({ params }) => ({ id: params.id }),
   getOrganization: ({ params }) => ({ id: params.organizationId }),
   getApiKey: ({ params }) => ({ id: params.keyId }),
@@ -55,7 +48,37 @@ const MADE_UP: { [R in RouteName]: (request: PlannedRequest<R>, asker: Asker) =>
   getReversePrivateEndpoint: ({ params }) => ({ id: params.reversePrivateEndpointId }),
   getDashboard: ({ params }) => ({ id: params.id, tiles: [] }),
   listSources: () => [],
+  listApiKeys: () => [],
+  createApiKey: ({ body }, { id }) => ({ key: { id, name: body.name } }),
+  deleteApiKey: () => undefined,
+  listDataPipes: () => [],
+  createDataPipe: ({ body }, { id }) => ({ id, name: body.name }),
+  deleteDataPipe: () => undefined,
+  updateDataPipeState: ({ params }) => ({ id: params.dataPipeId }),
+  updateDataPipeScaling: ({ params }) => ({ id: params.dataPipeId }),
+  deleteReversePrivateEndpoint: () => undefined,
+  listDashboards: () => [],
+  createDashboard: ({ body }, asker) => ({ id: asker.id, tiles: madeUpTiles(body.tiles, asker) }),
+  validateDashboard: () => ({ valid: true, errors: [] }),
+  deleteDashboard: () => undefined,
+  listAlerts: () => ({ data: [] }),
+  createAlert: (_, { id }) => ({ id }),
+  putAlert: ({ params }) => ({ id: params.id }),
+  deleteAlert: () => undefined,
+  listWebhooks: () => ({ data: [] }),
+  createWebhook: (_, { id }) => ({ id }),
+  putWebhook: ({ params }) => ({ id: params.id }),
+  deleteWebhook: () => undefined,
 };
+
+/** The tiles of a dashboard's answer: each with its id, or a made-up one named after its key. */
+function madeUpTiles(tiles: readonly { id?: string; name: string }[], { manifest }: Asker) {
+  const keys = "tiles" in manifest.spec ? manifest.spec.tiles.map((tile) => tile.key) : [];
+  return tiles.map((tile, index) => ({
+    ...tile,
+    id: tile.id || madeUpTileId(manifest.name, keys[index] ?? String(index)),
+  }));
+}
 
 function madeUpAnswer<R extends RouteName>(request: PlannedRequest<R>, asker: Asker): Answers[R] {
   const answer: (request: PlannedRequest<R>, asker: Asker) => Answers[R] = MADE_UP[request.route];

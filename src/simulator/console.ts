@@ -9,13 +9,22 @@ import type { PlatformState } from "./model.js";
  *   PATCH /__console/{collection}/{id}                  merges the JSON body into the object
  *   PATCH /__console/dashboards/{id}/tiles/{tileId}     merges it into one tile of a dashboard
  *
- * `collection` is one of the platform's: organizations, keys, pipes, endpoints, dashboards. A member
- * set to null is removed; objects merge member by member; anything else (lists too) is replaced.
+ * `collection` is one of the platform's: organizations, keys, pipes, endpoints, dashboards, alerts,
+ * webhooks. A member set to null is removed; objects merge member by member; anything else (lists too)
+ * is replaced. An alert is edited in its stored form (`dashboard`, `team`: model.ts).
  */
 
 export const CONSOLE_PREFIX = "/__console/";
 
-export const CONSOLE_COLLECTIONS = ["organizations", "keys", "pipes", "endpoints", "dashboards"] as const;
+export const CONSOLE_COLLECTIONS = [
+  "organizations",
+  "keys",
+  "pipes",
+  "endpoints",
+  "dashboards",
+  "alerts",
+  "webhooks",
+] as const;
 export type ConsoleCollection = (typeof CONSOLE_COLLECTIONS)[number];
 
 /** Where an edit goes: an object of a collection, or one tile of a dashboard. */

@@ -4,7 +4,8 @@ import type { FixtureInput } from "./model.js";
 /**
  * The platform the simulator starts with unless given a fixture. It holds exactly what examples/
  * manages, so `npm start` reconciles examples/ against it out of the box, plus the things a real
- * platform has that driftless did not make (an endpoint added in the console, backups, an alert).
+ * platform has that driftless did not make (an endpoint added in the console, backups, an alert, the
+ * webhook it notifies, a saved search).
  */
 
 /** The identifiers examples/ and the tests share with this fixture. */
@@ -22,6 +23,10 @@ export const defaultIds = {
   dashboardId: "65f1a2b3c4d5e6f708192a3b",
   tileIds: ["65f1a2b3c4d5e6f708192a41", "65f1a2b3c4d5e6f708192a42", "65f1a2b3c4d5e6f708192a43"],
   alertId: "65f1a2b3c4d5e6f708192a51",
+  /** The webhook the alert notifies, and a saved search a saved-search alert may watch. */
+  webhookId: "65f1a2b3c4d5e6f708192a61",
+  savedSearchId: "65f1a2b3c4d5e6f708192a81",
+  teamId: "65f1a2b3c4d5e6f708192a01",
   consoleEndpointId: "pe-console-1",
   /** The team's sources, which a series' sourceId names: logs, traces, metrics. */
   sourceIds: ["65f1a2b3c4d5e6f708192a71", "65f1a2b3c4d5e6f708192a72", "65f1a2b3c4d5e6f708192a73"],
@@ -227,14 +232,26 @@ export function defaultFixture(now: number = Date.now()): FixtureInput {
         thresholdType: "above",
         source: "tile",
         state: "OK",
-        channel: { type: "webhook", webhookId: "65f1a2b3c4d5e6f708192a61" },
-        team: "65f1a2b3c4d5e6f708192a01",
+        channel: { type: "webhook", webhookId: ids.webhookId },
+        team: ids.teamId,
         tileId: ids.tileIds[0],
         dashboard: ids.dashboardId,
         createdAt: "2025-01-15T09:30:00.000Z",
         updatedAt: "2025-01-15T09:30:00.000Z",
       },
     ],
+    webhooks: [
+      {
+        id: ids.webhookId,
+        name: "on-call",
+        service: "generic",
+        url: "https://hooks.example.com/alerts",
+        createdAt: "2025-01-15T09:30:00.000Z",
+        updatedAt: "2025-01-15T09:30:00.000Z",
+      },
+    ],
+    savedSearches: [{ id: ids.savedSearchId, name: "Errors" }],
+    teamId: ids.teamId,
     sources: [
       source(ids.sourceIds[0], "Logs", "log", "otel_logs"),
       source(ids.sourceIds[1], "Traces", "trace", "otel_traces"),

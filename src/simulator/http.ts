@@ -34,6 +34,8 @@ export type RecordedRequest = {
   path: string;
   /** The route template, e.g. "/api/v2/alerts/{id}"; undefined when no route matched. */
   route: string | undefined;
+  /** The query string's parameters (the last of a repeated one); {} without one. */
+  query: Record<string, string>;
   headers: IncomingHttpHeaders;
   /** The parsed JSON body; undefined when there was none or it was not JSON. */
   body: unknown;
@@ -73,6 +75,8 @@ export const notFound = (message: string) => new Rejection(404, "NOT_FOUND", mes
 
 export type RequestContext<Caller> = {
   params: Record<string, string>;
+  /** The query string's parameters, as the contract check accepted them. */
+  query: Record<string, string>;
   body: unknown;
   caller: Caller;
   requestId: string | undefined;
@@ -91,7 +95,12 @@ export type ApiServerOptions<A extends Api, Caller> = {
   contract: Contract;
   handlers: Handlers<A, Caller>;
   /** Why the contract refuses a request (a 400), checked before its handler runs; undefined: accepted. */
-  check?(route: RouteName, params: Record<string, string>, body: unknown): string | undefined;
+  check?(
+    route: RouteName,
+    params: Record<string, string>,
+    body: unknown,
+    query: Record<string, string>,
+  ): string | undefined;
   /** The caller an Authorization header proves, or undefined (401). */
   authenticate(authorization: string | undefined): Caller | undefined;
   /** The caller's identity for the rate limit. */
@@ -137,12 +146,16 @@ function decodeSegment(segment: string): string | undefined {
   }
 }
 
-/** The path of a request target; one that is no URL (e.g. "//[") is kept as written and matches no route. */
-function pathOf(target: string): string {
+/**
+ * The path and query of a request target; one that is no URL (e.g. "//[") is kept as written and
+ * matches no route.
+ */
+function targetOf(target: string): { path: string; query: Record<string, string> } {
   try {
-    return new URL(target, "http://simulator").pathname;
+    const url = new URL(target, "http://simulator");
+    return { path: url.pathname, query: Object.fromEntries(url.searchParams) };
   } catch {
-    return target;
+    return { path: target, query: {} };
   }
 }
 
@@ -251,7 +264,7 @@ async function serve<A extends Api, Caller>(
   request: IncomingMessage,
   response: ServerResponse,
 ): Promise<void> {
-  const path = pathOf(request.url ?? "/");
+  const { path } = targetOf(request.url ?? "/");
   if (options.console && path.startsWith(CONSOLE_PREFIX)) return options.console(request, response, path);
   const incoming = await readIncoming(options, routes, request);
   const { recorded } = incoming;
@@ -287,7 +300,7 @@ async function readIncoming<A extends Api, Caller>(
 ): Promise<Incoming<Caller>> {
   const at = Date.now();
   const method = request.method ?? "GET";
-  const path = pathOf(request.url ?? "/");
+  const { path, query } = targetOf(request.url ?? "/");
   const { route, params, pathMatched } = match(routes, method, path);
   const requestId = options.newRequestId();
   const text = await readBody(request);
@@ -297,6 +310,7 @@ async function readIncoming<A extends Api, Caller>(
     method,
     path,
     route: route?.template,
+    query,
     headers: request.headers,
     body: json?.ok ? json.value : undefined,
     status: 0,
@@ -370,10 +384,12 @@ function decide<A extends Api, Caller>(
     return error(415, "UNSUPPORTED_MEDIA_TYPE", "a body must be sent with Content-Type: application/json");
   }
   if (incoming.json && !incoming.json.ok) return error(400, "BAD_REQUEST", "the body is not valid JSON");
-  const refused = options.check?.(route.name, incoming.params, recorded.body);
+  const { params } = incoming;
+  const { body, query } = recorded;
+  const refused = options.check?.(route.name, params, body, query);
   if (refused !== undefined) return error(400, "BAD_REQUEST", refused, rateHeaders);
   try {
-    const answer = route.handle({ params: incoming.params, body: recorded.body, caller, requestId });
+    const answer = route.handle({ params, query, body, caller, requestId });
     return { ...answer, headers: { ...rateHeaders, ...answer.headers } };
   } catch (thrown) {
     if (thrown instanceof Rejection && thrown.empty) return { status: thrown.status, headers: rateHeaders };

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type Api, ConfigError } from "../errors.js";
-import { contractCheck, dottedPath } from "../platform/contracts.js";
+import { type ContractIssue, contractCheck, dottedPath } from "../platform/contracts.js";
 import type { Contract, RouteName } from "../platform/routes.js";
 import type { Logger } from "../telemetry/logger.js";
 import { missedBackups, newBackup } from "./backups.js";
@@ -233,7 +233,7 @@ function startObservability(world: World, options: SimulatorOptions, shared: Sha
   return startApiServer(
     {
       api: "observability",
-      handlers: observabilityHandlers(state, shared.contract),
+      handlers: observabilityHandlers({ state, contract: shared.contract }),
       authenticate: (authorization) => authenticateToken(state, authorization),
       callerId: (token) => token,
       limiter: createRateLimiter(
@@ -257,11 +257,17 @@ function startObservability(world: World, options: SimulatorOptions, shared: Sha
 function requestCheck(api: Api, contract: Contract) {
   if (contract === "minimal") return undefined;
   const check = contractCheck("full");
-  return (route: RouteName, params: Record<string, string>, body: unknown) => {
-    const issues = check.request(route, params, body);
+  return (route: RouteName, params: Record<string, string>, body: unknown, query: Record<string, string>) => {
+    const issues = check.request(route, params, body, query);
     if (issues.length === 0) return undefined;
-    const text = issues.map((issue) => `${dottedPath(issue.path)}: ${issue.message}`).join("; ");
-    return api === "observability" ? `Body validation failed: ${text}` : text;
+    const inQuery = issues.filter((issue) => issue.path[0] === "query");
+    const listed = (some: ContractIssue[]) =>
+      some.map((issue) => `${dottedPath(issue.path)}: ${issue.message}`).join("; ");
+    if (api === "management") return listed(issues);
+    // The observability API validates the query string apart, and names its fields without a prefix.
+    if (inQuery.length > 0)
+      return `Query validation failed: ${listed(inQuery.map((issue) => ({ ...issue, path: issue.path.slice(1) })))}`;
+    return `Body validation failed: ${listed(issues)}`;
   };
 }
 

@@ -1,18 +1,29 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Contract } from "../platform/routes.js";
-import { type Answer, badRequest, type Handlers, notFound, Rejection, sameSecret } from "./http.js";
-import type { ApiKey, Backup, DataPipe, PlatformState, ReverseEndpoint } from "./model.js";
+import { type Answer, badRequest, type Handlers, notFound, Rejection } from "./http.js";
+import { createKey, type KeyCreate, keyAnswer } from "./keys.js";
+import type { ApiKey, Backup, PipeScaling, PlatformState, ReverseEndpoint } from "./model.js";
+import {
+  applyPipePatch,
+  commandPipe,
+  createPipe,
+  type PipeCreate,
+  scalePipe,
+  type TableMappingOrder,
+} from "./pipes.js";
 import { EndpointCreate, KeyPatch, OrganizationPatch, PipePatch, parseBody } from "./requests.js";
 
 /**
- * The management API over the live state, HTTP Basic auth against the keys that have a secret, and
- * the `{status, requestId, result}` envelope. Its five endpoints in `minimal` mode; in `full` mode also
- * the published contract's reads, its answer shapes and its GCP endpoint type (bodies are checked
- * against contracts/full/ before a handler runs, see index.ts).
+ * The management API over the live state, HTTP Basic auth against the keys (keys.ts), and the
+ * `{status, requestId, result}` envelope. Its five endpoints in `minimal` mode; in `full` mode also the
+ * published contract's reads, its lifecycle (creates, lists, deletes, a pipe's state and scaling), its
+ * answer shapes and its GCP endpoint type (bodies are checked against contracts/full/ before a handler
+ * runs, see index.ts). An id it does not know is a 404, as the platform answers it
+ * (docs/platform-apis.md#unknown-ids).
  */
 
-/** In which order a PATCH's postgres table mappings take effect: the published contract does not say. */
-export type TableMappingOrder = "remove-first" | "add-first";
+export { authenticateKey } from "./keys.js";
+export type { TableMappingOrder } from "./pipes.js";
 
 export type ManagementDeps = {
   state: PlatformState;
@@ -24,9 +35,16 @@ export type ManagementDeps = {
   initialEndpointStatus(): string;
 };
 
-/** A request body the `full` mode's contract check accepted, or the `minimal` mode's own parse of it. */
-function bodyOf<T>(deps: ManagementDeps, schema: Parameters<typeof parseBody<T>>[0], body: unknown): T {
-  if (deps.contract === "full") return withoutNulls(body) as T;
+/**
+ * A request body the `full` mode's contract check accepted, or the `minimal` mode's own parse of it
+ * (`schema`; none for a route only the published contract has).
+ */
+function bodyOf<T>(
+  deps: ManagementDeps,
+  schema: Parameters<typeof parseBody<T>>[0] | undefined,
+  body: unknown,
+): T {
+  if (deps.contract === "full" || schema === undefined) return (withoutNulls(body) ?? {}) as T;
   return parseBody(schema, body);
 }
 
@@ -47,39 +65,20 @@ export const managementErrorBody = (status: number, code: string, message: strin
   requestId,
 });
 
-/** The key that `Authorization: Basic base64(id:secret)` proves: enabled, unexpired, secret matching. */
-export function authenticateKey(state: PlatformState, authorization: string | undefined): ApiKey | undefined {
-  const match = /^Basic\s+(\S+)$/i.exec(authorization ?? "");
-  if (!match?.[1]) return undefined;
-  const decoded = Buffer.from(match[1], "base64").toString("utf8");
-  const colon = decoded.indexOf(":");
-  if (colon < 0) return undefined;
-  const id = decoded.slice(0, colon);
-  const secret = decoded.slice(colon + 1);
-  const key = state.keys.find((k) => k.id === id);
-  if (!key?.secret || !sameSecret(secret, key.secret) || key.state !== "enabled") return undefined;
-  if (key.expireAt && Date.parse(key.expireAt) <= Date.now()) return undefined;
-  key.usedAt = new Date().toISOString();
-  return key;
-}
-
 const ok = (result: unknown, requestId: string | undefined): Answer => ({
   status: 200,
   body: { status: 200, requestId, result },
 });
 
-/** A key as results show it: without the organization it belongs to and without its secret. */
-export function publicKey(key: ApiKey) {
-  const { organizationId: _organization, secret: _secret, ...shown } = key;
-  return shown;
-}
+/** A delete's answer: the envelope without a result. */
+const deleted = (requestId: string | undefined): Answer => ({
+  status: 200,
+  body: { status: 200, requestId },
+});
 
-/** A key as the published contract answers it: usedAt only once used, and its assigned roles. */
-function keyAnswer(key: ApiKey, contract: Contract) {
-  const shown = publicKey(key);
-  if (contract === "minimal") return shown;
-  const { usedAt, ...rest } = shown;
-  return { ...rest, ...(usedAt ? { usedAt } : {}), assignedRoles: [] };
+/** Takes `item` out of `list` in place, so a test holding the list sees it gone. */
+function remove<T>(list: T[], item: T): void {
+  list.splice(list.indexOf(item), 1);
 }
 
 /** An endpoint as answered: the published contract also names the GCP service attachment (null when none). */
@@ -110,10 +109,31 @@ const newestFirst = (contract: Contract) => (a: Backup, b: Backup) =>
     ? Date.parse(b.finishedAt) - Date.parse(a.finishedAt)
     : Date.parse(b.startedAt) - Date.parse(a.startedAt);
 
-export function managementHandlers(deps: ManagementDeps): Handlers<"management", ApiKey> {
-  const { state, contract } = deps;
-  const now = () => new Date().toISOString();
+type Params = Record<string, string>;
+type Find = ReturnType<typeof finder>;
+type Group<N extends keyof Handlers<"management", ApiKey>> = Pick<Handlers<"management", ApiKey>, N>;
 
+export function managementHandlers(deps: ManagementDeps): Handlers<"management", ApiKey> {
+  const find = finder(deps.state);
+  return {
+    ...organizationHandlers(deps, find),
+    ...keyHandlers(deps, find),
+    ...pipeHandlers(deps, find),
+    ...endpointHandlers(deps, find),
+    listBackups({ params, caller, requestId }) {
+      const owner = find.service(params, caller);
+      const { state, contract } = deps;
+      const backups = state.backups.filter((b) => b.serviceId === owner.id).sort(newestFirst(contract));
+      return ok(
+        backups.map((b) => backupAnswer(b, contract)),
+        requestId,
+      );
+    },
+  };
+}
+
+/** The objects of a request's path, each checked to belong to the one before: 403 or 404 when not. */
+function finder(state: PlatformState) {
   const organization = (organizationId: string, caller: ApiKey) => {
     const found = state.organizations.find((o) => o.id === organizationId);
     if (!found) throw notFound(`organization ${organizationId} does not exist`);
@@ -126,7 +146,7 @@ export function managementHandlers(deps: ManagementDeps): Handlers<"management",
     }
     return found;
   };
-  const service = (params: Record<string, string>, caller: ApiKey) => {
+  const service = (params: Params, caller: ApiKey) => {
     const organizationId = params.organizationId ?? "";
     organization(organizationId, caller);
     const found = state.services.find(
@@ -136,23 +156,40 @@ export function managementHandlers(deps: ManagementDeps): Handlers<"management",
       throw notFound(`service ${params.serviceId} does not exist in organization ${organizationId}`);
     return found;
   };
-  const key = (params: Record<string, string>, caller: ApiKey) => {
+  const key = (params: Params, caller: ApiKey) => {
     organization(params.organizationId ?? "", caller);
     const found = state.keys.find((k) => k.id === params.keyId && k.organizationId === params.organizationId);
     if (!found) throw notFound(`key ${params.keyId} does not exist in organization ${params.organizationId}`);
     return found;
   };
-  const pipe = (params: Record<string, string>, caller: ApiKey) => {
+  const pipe = (params: Params, caller: ApiKey) => {
     service(params, caller);
     const found = state.pipes.find((p) => p.id === params.dataPipeId && p.serviceId === params.serviceId);
     if (!found)
       throw notFound(`data pipe ${params.dataPipeId} does not exist in service ${params.serviceId}`);
     return found;
   };
+  const endpoint = (params: Params, caller: ApiKey) => {
+    const owner = service(params, caller);
+    const found = state.endpoints.find(
+      (e) => e.id === params.reversePrivateEndpointId && e.serviceId === owner.id,
+    );
+    if (!found)
+      throw notFound(
+        `reverse private endpoint ${params.reversePrivateEndpointId} does not exist in service ${owner.id}`,
+      );
+    return found;
+  };
+  return { organization, service, key, pipe, endpoint };
+}
 
+function organizationHandlers(
+  deps: ManagementDeps,
+  find: Find,
+): Group<"updateOrganization" | "getOrganization"> {
   return {
     updateOrganization({ params, body, caller, requestId }) {
-      const org = organization(params.organizationId ?? "", caller);
+      const org = find.organization(params.organizationId ?? "", caller);
       const patch = bodyOf(deps, OrganizationPatch, body);
       if (patch.name !== undefined) org.name = patch.name;
       // Entries are a set keyed by id: remove first, then add (an added id replaces its old entry).
@@ -164,10 +201,19 @@ export function managementHandlers(deps: ManagementDeps): Handlers<"management",
       return ok(org, requestId);
     },
     getOrganization({ params, caller, requestId }) {
-      return ok(organization(params.organizationId ?? "", caller), requestId);
+      return ok(find.organization(params.organizationId ?? "", caller), requestId);
     },
+  };
+}
+
+function keyHandlers(
+  deps: ManagementDeps,
+  find: Find,
+): Group<"updateApiKey" | "getApiKey" | "listApiKeys" | "createApiKey" | "deleteApiKey"> {
+  const { state, contract } = deps;
+  return {
     updateApiKey({ params, body, caller, requestId }) {
-      const found = key(params, caller);
+      const found = find.key(params, caller);
       // `state` is the published contract's: the minimal mode's parse refuses it.
       const patch = bodyOf<KeyPatch & { state?: ApiKey["state"] }>(deps, KeyPatch, body);
       if (patch.name !== undefined) found.name = patch.name;
@@ -179,19 +225,94 @@ export function managementHandlers(deps: ManagementDeps): Handlers<"management",
       return ok(keyAnswer(found, contract), requestId);
     },
     getApiKey({ params, caller, requestId }) {
-      return ok(keyAnswer(key(params, caller), contract), requestId);
+      return ok(keyAnswer(find.key(params, caller), contract), requestId);
     },
+    listApiKeys({ params, caller, requestId }) {
+      const { id } = find.organization(params.organizationId ?? "", caller);
+      const keys = state.keys.filter((k) => k.organizationId === id);
+      return ok(
+        keys.map((k) => keyAnswer(k, contract)),
+        requestId,
+      );
+    },
+    createApiKey({ params, body, caller, requestId }) {
+      const { id } = find.organization(params.organizationId ?? "", caller);
+      const { key, ...credentials } = createKey(state, id, bodyOf<KeyCreate>(deps, undefined, body));
+      return ok({ key: keyAnswer(key, contract), ...credentials }, requestId);
+    },
+    deleteApiKey({ params, caller, requestId }) {
+      const found = find.key(params, caller);
+      if (found === caller) throw badRequest("the key that authenticates this request cannot delete itself");
+      remove(state.keys, found);
+      return deleted(requestId);
+    },
+  };
+}
+
+function pipeHandlers(
+  deps: ManagementDeps,
+  find: Find,
+): Group<
+  | "updateDataPipe"
+  | "getDataPipe"
+  | "listDataPipes"
+  | "createDataPipe"
+  | "deleteDataPipe"
+  | "updateDataPipeState"
+  | "updateDataPipeScaling"
+> {
+  const { state } = deps;
+  return {
     updateDataPipe({ params, body, caller, requestId }) {
-      const found = pipe(params, caller);
+      const found = find.pipe(params, caller);
       applyPipePatch(state, found, bodyOf(deps, PipePatch, body), deps.tableMappingOrder);
-      found.updatedAt = now();
+      found.updatedAt = new Date().toISOString();
       return ok(found, requestId);
     },
     getDataPipe({ params, caller, requestId }) {
-      return ok(pipe(params, caller), requestId);
+      return ok(find.pipe(params, caller), requestId);
     },
+    listDataPipes({ params, caller, requestId }) {
+      const owner = find.service(params, caller);
+      return ok(
+        state.pipes.filter((p) => p.serviceId === owner.id),
+        requestId,
+      );
+    },
+    createDataPipe({ params, body, caller, requestId }) {
+      const owner = find.service(params, caller);
+      return ok(createPipe(state, owner, bodyOf<PipeCreate>(deps, undefined, body)), requestId);
+    },
+    deleteDataPipe({ params, caller, requestId }) {
+      remove(state.pipes, find.pipe(params, caller));
+      return deleted(requestId);
+    },
+    updateDataPipeState({ params, body, caller, requestId }) {
+      const found = find.pipe(params, caller);
+      commandPipe(found, bodyOf<{ command?: string }>(deps, undefined, body).command);
+      return ok(found, requestId);
+    },
+    updateDataPipeScaling({ params, body, caller, requestId }) {
+      const found = find.pipe(params, caller);
+      scalePipe(found, bodyOf<PipeScaling>(deps, undefined, body));
+      return ok(found, requestId);
+    },
+  };
+}
+
+function endpointHandlers(
+  deps: ManagementDeps,
+  find: Find,
+): Group<
+  | "listReversePrivateEndpoints"
+  | "getReversePrivateEndpoint"
+  | "createReversePrivateEndpoint"
+  | "deleteReversePrivateEndpoint"
+> {
+  const { state, contract } = deps;
+  return {
     listReversePrivateEndpoints({ params, caller, requestId }) {
-      const owner = service(params, caller);
+      const owner = find.service(params, caller);
       const listed = state.endpoints.filter((e) => e.serviceId === owner.id);
       return ok(
         listed.map((e) => endpointAnswer(e, contract)),
@@ -199,18 +320,10 @@ export function managementHandlers(deps: ManagementDeps): Handlers<"management",
       );
     },
     getReversePrivateEndpoint({ params, caller, requestId }) {
-      const owner = service(params, caller);
-      const found = state.endpoints.find(
-        (e) => e.id === params.reversePrivateEndpointId && e.serviceId === owner.id,
-      );
-      if (!found)
-        throw notFound(
-          `reverse private endpoint ${params.reversePrivateEndpointId} does not exist in service ${owner.id}`,
-        );
-      return ok(endpointAnswer(found, contract), requestId);
+      return ok(endpointAnswer(find.endpoint(params, caller), contract), requestId);
     },
     createReversePrivateEndpoint({ params, body, caller, requestId }) {
-      const owner = service(params, caller);
+      const owner = find.service(params, caller);
       const request = bodyOf<
         EndpointCreate & { type: ReverseEndpoint["type"]; gcpServiceAttachment?: string }
       >(deps, EndpointCreate, body);
@@ -236,90 +349,9 @@ export function managementHandlers(deps: ManagementDeps): Handlers<"management",
       deps.onEndpointCreated(endpoint);
       return ok(endpointAnswer(endpoint, contract), requestId);
     },
-    listBackups({ params, caller, requestId }) {
-      const owner = service(params, caller);
-      const backups = state.backups.filter((b) => b.serviceId === owner.id).sort(newestFirst(contract));
-      return ok(
-        backups.map((b) => backupAnswer(b, contract)),
-        requestId,
-      );
+    deleteReversePrivateEndpoint({ params, caller, requestId }) {
+      remove(state.endpoints, find.endpoint(params, caller));
+      return deleted(requestId);
     },
   };
-}
-
-type SourceKind = keyof DataPipe["source"];
-
-/**
- * Applies a validated pipe PATCH: only sent fields change; lists replace, except postgres table
- * mappings, a set keyed by (sourceSchemaName, sourceTable, targetTable). Credentials are accepted and
- * dropped, as results never carry them. Throws a 400 Rejection when the body names a source kind the
- * pipe does not have or an endpoint its service does not have.
- */
-function applyPipePatch(
-  state: PlatformState,
-  pipe: DataPipe,
-  patch: PipePatch,
-  order: TableMappingOrder,
-): void {
-  const { validateSamples: _validateSamples, ...kinds } = patch.source ?? {};
-  const current = (Object.keys(pipe.source) as SourceKind[]).find((k) => pipe.source[k] !== undefined);
-  for (const kind of Object.keys(kinds) as SourceKind[]) {
-    if (kinds[kind] !== undefined && kind !== current) {
-      throw badRequest(`source.${kind}: the pipe's source is ${current ?? "unset"}, not ${kind}`);
-    }
-  }
-
-  if (kinds.kafka && pipe.source.kafka) {
-    const { credentials: _credentials, ...fields } = kinds.kafka;
-    for (const id of fields.reversePrivateEndpointIds ?? []) {
-      if (!state.endpoints.some((e) => e.id === id && e.serviceId === pipe.serviceId)) {
-        throw badRequest(
-          `source.kafka.reversePrivateEndpointIds: endpoint ${id} does not exist in service ${pipe.serviceId}`,
-        );
-      }
-    }
-    Object.assign(pipe.source.kafka, fields);
-  }
-  if (kinds.objectStorage && pipe.source.objectStorage) {
-    // connectionString may embed an account key, so like every credential it is not kept for results.
-    const { accessKey: _accessKey, connectionString: _connectionString, ...fields } = kinds.objectStorage;
-    Object.assign(pipe.source.objectStorage, fields);
-  }
-  if (kinds.kinesis && pipe.source.kinesis) {
-    const { accessKey: _accessKey, ...fields } = kinds.kinesis;
-    Object.assign(pipe.source.kinesis, fields);
-  }
-  if (kinds.postgres && pipe.source.postgres) {
-    const postgres = pipe.source.postgres;
-    const {
-      credentials: _credentials,
-      settings,
-      tableMappingsToAdd,
-      tableMappingsToRemove,
-      ...fields
-    } = kinds.postgres;
-    Object.assign(postgres, fields);
-    if (settings) postgres.settings = { ...postgres.settings, ...settings };
-    const key = (m: { sourceSchemaName: string; sourceTable: string; targetTable: string }) =>
-      JSON.stringify([m.sourceSchemaName, m.sourceTable, m.targetTable]);
-    const removed = new Set((tableMappingsToRemove ?? []).map(key));
-    const remove = () => {
-      postgres.tableMappings = postgres.tableMappings.filter((m) => !removed.has(key(m)));
-    };
-    // Either order is the platform's right: with add first, a mapping both added and removed is gone.
-    if (order === "remove-first") remove();
-    for (const mapping of tableMappingsToAdd ?? []) {
-      postgres.tableMappings = [...postgres.tableMappings.filter((m) => key(m) !== key(mapping)), mapping];
-    }
-    if (order === "add-first") remove();
-  }
-
-  if (patch.name !== undefined) pipe.name = patch.name;
-  if (patch.destination) pipe.destination.columns = patch.destination.columns;
-  if (patch.fieldMappings) pipe.fieldMappings = patch.fieldMappings;
-  if (patch.settings) pipe.settings = { ...pipe.settings, ...definedOnly(patch.settings) };
-}
-
-function definedOnly<T extends object>(value: T): Record<string, number | boolean> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));
 }

@@ -37,6 +37,12 @@ export const ApiKey = z.strictObject({
   state: z.enum(["enabled", "disabled"]).default("enabled"),
   /** Not in results: the secret that authenticates this key on the management API, when it may. */
   secret: Text.optional(),
+  /**
+   * Not in results: a created key's credentials, as the platform keeps them: the hashes of the id that
+   * authenticates (not `id`) and of the secret (keys.ts). Safe to save; a key with them may call the API.
+   */
+  keyIdHash: Text.optional(),
+  keySecretHash: Text.optional(),
 });
 export type ApiKey = z.infer<typeof ApiKey>;
 
@@ -50,21 +56,34 @@ export const TableMapping = z.strictObject({
 });
 export type TableMapping = z.infer<typeof TableMapping>;
 
+/** What every source kind may say of how it authenticates and what it reads (never a credential). */
+const SourceCommon = { type: Text.optional(), format: Text.optional(), authentication: Text.optional() };
+
+/** A pipe's source as results show it: the fields of the create and update, without credentials. */
 export const PipeSource = z.strictObject({
   kafka: z
     .strictObject({
+      ...SourceCommon,
       brokers: Text.optional(),
       topics: Text.optional(),
       consumerGroup: Text.optional(),
       iamRole: Text.optional(),
-      offset: z.strictObject({ timestamp: Text }).optional(),
-      schemaRegistry: z.strictObject({ url: Text, caCertificate: Text.optional() }).optional(),
+      offset: z.strictObject({ strategy: Text.optional(), timestamp: Text.optional() }).optional(),
+      schemaRegistry: z
+        .strictObject({
+          url: Text.optional(),
+          authentication: Text.optional(),
+          caCertificate: Text.optional(),
+        })
+        .optional(),
       caCertificate: Text.optional(),
       reversePrivateEndpointIds: Strings.optional(),
+      exactlyOnce: z.boolean().optional(),
     })
     .optional(),
   objectStorage: z
     .strictObject({
+      ...SourceCommon,
       url: Text.optional(),
       delimiter: Text.optional(),
       compression: Text.optional(),
@@ -77,47 +96,62 @@ export const PipeSource = z.strictObject({
     .optional(),
   kinesis: z
     .strictObject({
+      ...SourceCommon,
       streamName: Text.optional(),
       region: Text.optional(),
       useEnhancedFanOut: z.boolean().optional(),
+      iteratorType: Text.optional(),
       timestamp: z.number().optional(),
       iamRole: Text.optional(),
     })
     .optional(),
   postgres: z
     .strictObject({
+      ...SourceCommon,
       host: Text.optional(),
       port: z.number().optional(),
       database: Text.optional(),
       settings: z.record(z.string(), z.union([z.number(), z.string(), z.boolean()])).optional(),
+      iamRole: Text.optional(),
+      tlsHost: Text.optional(),
+      caCertificate: Text.optional(),
+      disableTls: z.boolean().optional(),
+      skipCertVerification: z.boolean().optional(),
       tableMappings: z.array(TableMapping).default([]),
     })
     .optional(),
 });
 export type PipeSource = z.infer<typeof PipeSource>;
 
+/** A pipe's scaling (Kafka, Kinesis and object-storage pipes; database pipes share their service's). */
+export const PipeScaling = z.strictObject({
+  replicas: z.int().optional(),
+  concurrency: z.int().optional(),
+  replicaCpuMillicores: z.int().optional(),
+  replicaMemoryGb: z.number().optional(),
+});
+export type PipeScaling = z.infer<typeof PipeScaling>;
+
 export const DataPipe = z.strictObject({
   id: Text,
   serviceId: Text,
   name: Text,
   state: Text.default("Running"),
-  scaling: z
-    .strictObject({
-      replicas: z.int(),
-      concurrency: z.int(),
-      replicaCpuMillicores: z.int(),
-      replicaMemoryGb: z.number(),
-    })
-    .optional(),
+  scaling: PipeScaling.optional(),
   source: PipeSource,
   destination: z.strictObject({
-    database: Text,
-    table: Text,
+    database: Text.default("default"),
+    /** A database pipe (postgres) names no table: each of its mappings has one. */
+    table: Text.optional(),
     managedTable: z.boolean().optional(),
     tableDefinition: z
       .strictObject({
         engine: z
-          .strictObject({ versionColumnId: Text.optional(), columnIds: Strings.optional() })
+          .strictObject({
+            type: Text.optional(),
+            versionColumnId: Text.optional(),
+            columnIds: Strings.optional(),
+          })
           .optional(),
         sortingKey: Strings.optional(),
         partitionBy: Text.optional(),
@@ -125,6 +159,7 @@ export const DataPipe = z.strictObject({
       })
       .optional(),
     columns: z.array(z.strictObject({ name: Text, type: Text })).default([]),
+    roles: Strings.optional(),
   }),
   fieldMappings: z.array(z.strictObject({ sourceField: Text, destinationField: Text })).default([]),
   settings: z.record(z.string(), z.union([z.number(), z.boolean()])).default({}),
@@ -246,23 +281,62 @@ export const Dashboard = z.strictObject({
 });
 export type Dashboard = z.infer<typeof Dashboard>;
 
+export const AlertChannel = z.strictObject({ type: Text, webhookId: Text.optional() });
+export type AlertChannel = z.infer<typeof AlertChannel>;
+
+/**
+ * An alert, stored with the minimal contract's names (`team`, `dashboard`; the published contract
+ * answers `teamId`, `dashboardId`) and the published contract's other fields, which a fixture may leave
+ * out: a tile alert watches `dashboard`'s `tileId`, a saved-search alert its `savedSearchId`.
+ */
 export const Alert = z.strictObject({
   id: Text,
-  name: Text,
-  message: Text,
+  name: Text.nullable(),
+  message: Text.nullable(),
+  note: Text.nullable().default(null),
   threshold: z.number(),
+  thresholdMax: z.number().nullable().default(null),
   interval: Text,
   thresholdType: Text,
   source: Text,
   state: Text,
-  channel: z.strictObject({ type: Text, webhookId: Text.optional() }),
+  channel: AlertChannel,
+  /** Absent: `[channel]`. */
+  channels: z.array(AlertChannel).optional(),
+  scheduleOffsetMinutes: z.int().default(0),
+  scheduleStartAt: Text.nullable().default(null),
+  numConsecutiveWindows: z.int().nullable().default(null),
+  groupBy: Text.nullable().default(null),
   team: Text,
-  tileId: Text,
-  dashboard: Text,
+  tileId: Text.nullable(),
+  dashboard: Text.nullable(),
+  savedSearchId: Text.nullable().default(null),
   createdAt: Text,
   updatedAt: Text,
 });
 export type Alert = z.infer<typeof Alert>;
+
+export const WebhookService = z.enum(["slack", "incidentio", "generic"]);
+
+/**
+ * A webhook, an alert's channel. Its headers and query parameters, which may hold credentials, are
+ * never answered, so the simulator does not keep them.
+ */
+export const Webhook = z.strictObject({
+  id: Text,
+  name: Text,
+  service: WebhookService,
+  url: Text,
+  description: Text.optional(),
+  body: Text.optional(),
+  createdAt: Text,
+  updatedAt: Text,
+});
+export type Webhook = z.infer<typeof Webhook>;
+
+/** A saved search of the team: what a saved-search alert watches (no API of driftless's writes them). */
+export const SavedSearch = z.strictObject({ id: Text, name: Text });
+export type SavedSearch = z.infer<typeof SavedSearch>;
 
 /** A source of the observability team: what a series' sourceId names (the published contract lists them). */
 export const Source = z.strictObject({
@@ -276,10 +350,13 @@ export const Source = z.strictObject({
 export type Source = z.infer<typeof Source>;
 
 /**
- * The whole platform at start. Management credentials are the keys that have a `secret`; the
- * observability API accepts each of `observabilityTokens` as a Bearer token.
+ * The whole platform at start. Management credentials are the keys that have a `secret` (the key's id
+ * authenticates) or `keyIdHash` and `keySecretHash`; the observability API accepts each of
+ * `observabilityTokens` as a Bearer token.
  */
 export const Fixture = z.strictObject({
+  /** The observability team every token acts for: the `teamId` of the alerts it creates. */
+  teamId: Text.default("000000000000000000000001"),
   organizations: z.array(Organization).default([]),
   services: z.array(Service).default([]),
   keys: z.array(ApiKey).default([]),
@@ -288,7 +365,9 @@ export const Fixture = z.strictObject({
   backups: z.array(Backup).default([]),
   dashboards: z.array(Dashboard).default([]),
   alerts: z.array(Alert).default([]),
+  webhooks: z.array(Webhook).default([]),
   sources: z.array(Source).default([]),
+  savedSearches: z.array(SavedSearch).default([]),
   observabilityTokens: Strings.default([]),
 });
 export type Fixture = z.infer<typeof Fixture>;

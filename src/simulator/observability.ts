@@ -1,16 +1,21 @@
-import { randomBytes } from "node:crypto";
+import { contractCheck, dottedPath } from "../platform/contracts.js";
 import type { Contract } from "../platform/routes.js";
 import { configOfSeries } from "../platform/tile-config.js";
-import { badRequest, type Handlers, notFound, Rejection, sameSecret } from "./http.js";
+import { alertHandlers } from "./alerts.js";
+import type { Group, ObservabilityDeps } from "./handler-group.js";
+import { type Answer, badRequest, type Handlers, Rejection, sameSecret } from "./http.js";
 import type { Alert, Dashboard, PlatformState, Series, Tile } from "./model.js";
+import { newObjectId } from "./object-id.js";
 import { DashboardPut, parseBody } from "./requests.js";
-import { tileAnswer } from "./tile-config.js";
+import { alertable, tileAnswer } from "./tile-config.js";
+import { webhookHandlers } from "./webhooks.js";
 
 /**
  * The observability API: Bearer auth against the fixture's tokens, `{data: ...}` answers and
- * `{message}` errors. Its two endpoints in `minimal` mode; in `full` mode also the dashboard read and
- * the source list, tiles stored and answered in `config` form, the published alert fields, and every
- * sourceId checked against the team's sources (bodies are checked against contracts/full/ first).
+ * `{message}` errors. Its two endpoints in `minimal` mode; in `full` mode also the published contract's
+ * dashboard list, create, dry run, read and delete, its alerts (alerts.ts) and webhooks (webhooks.ts),
+ * the source list, tiles stored and answered in `config` form, and every sourceId checked against the
+ * team's sources (bodies are checked against contracts/full/ first).
  */
 
 export const observabilityErrorBody = (_status: number, _code: string, message: string) => ({ message });
@@ -25,17 +30,11 @@ export function authenticateToken(
   return state.observabilityTokens.find((known) => sameSecret(token, known));
 }
 
-/** A new id in the platform's 24-hex-digit style: seconds since the epoch, then random bytes. */
-export function newObjectId(): string {
-  const seconds = Math.floor(Date.now() / 1000)
-    .toString(16)
-    .padStart(8, "0");
-  return `${seconds}${randomBytes(8).toString("hex")}`;
-}
-
-/** A tile of a `full` mode PUT: either form, as its contract check accepted it. */
+/** A tile of a `full` mode body: either form, as its contract check accepted it. */
 type TileInput = Omit<Tile, "id"> & { id?: string };
-type Put = { name: string; tiles: TileInput[]; tags?: string[] };
+type Body = { name: string; tiles: TileInput[]; tags?: string[] };
+
+/** What the observability API's handlers work on. */
 
 /** The dashboard as answered: the minimal contract as stored, the published one in config form. */
 function dashboardAnswer(dashboard: Dashboard, contract: Contract) {
@@ -52,87 +51,150 @@ function dashboardAnswer(dashboard: Dashboard, contract: Contract) {
   };
 }
 
-/** An alert as answered: the published contract names its links teamId and dashboardId, and has channels. */
-function alertAnswer(alert: Alert, contract: Contract) {
-  if (contract === "minimal") return alert;
-  const { team, dashboard, ...rest } = alert;
-  return {
-    ...rest,
-    note: null,
-    numConsecutiveWindows: null,
-    scheduleStartAt: null,
-    channels: [alert.channel],
-    teamId: team,
-    dashboardId: dashboard,
-    savedSearchId: null,
-    silenced: null,
-    executionErrors: [],
-  };
+/** Takes the alerts `gone` picks out of the state, in place (a test may hold `state.alerts`). */
+function dropAlerts(state: PlatformState, gone: (alert: Alert) => boolean): void {
+  const kept = state.alerts.filter((alert) => !gone(alert));
+  state.alerts.splice(0, state.alerts.length, ...kept);
 }
 
-/** The sourceIds of a PUT that name no source of the team. */
-function unknownSources(state: PlatformState, put: Put): string[] {
+/**
+ * What the server refuses in a dashboard body once its shape passed: two tiles with one id, or a
+ * sourceId that names no source of the team. Undefined when nothing.
+ */
+function serverProblem(state: PlatformState, body: Body): string | undefined {
+  const ids = body.tiles.flatMap((tile) => (tile.id === undefined ? [] : [tile.id]));
+  const twice = ids.find((id, i) => ids.indexOf(id) !== i);
+  if (twice !== undefined) return `Body validation failed: tiles: the id ${twice} is given to two tiles`;
   const known = new Set(state.sources.map((s) => s.id));
-  const named = put.tiles.flatMap((tile) => [
+  const named = body.tiles.flatMap((tile) => [
     ...(tile.series ?? []).map((s: Series) => s.sourceId),
     tile.config?.sourceId,
   ]);
   const unknown = named.filter((id): id is string => typeof id === "string" && id !== "" && !known.has(id));
-  return [...new Set(unknown)];
+  if (unknown.length > 0)
+    return `Could not find the following source IDs: ${[...new Set(unknown)].join(", ")}`;
+  return undefined;
 }
 
-export function observabilityHandlers(
-  state: PlatformState,
-  contract: Contract = "minimal",
-): Handlers<"observability", string> {
-  const find = (id: string) => {
-    const dashboard = state.dashboards.find((d) => d.id === id);
-    // The published API answers an unknown dashboard with an empty 404.
-    if (!dashboard)
-      throw new Rejection(404, "NOT_FOUND", `dashboard ${id} does not exist`, contract === "full");
-    return dashboard;
+export function observabilityHandlers(deps: ObservabilityDeps): Handlers<"observability", string> {
+  return {
+    ...dashboardHandlers(deps),
+    ...alertHandlers(deps),
+    ...webhookHandlers(deps),
+    listSources() {
+      return { status: 200, body: { data: deps.state.sources } };
+    },
   };
+}
+
+/** Some of the observability API's handlers. */
+
+type DashboardRoutes =
+  | "putDashboard"
+  | "getDashboard"
+  | "listDashboards"
+  | "createDashboard"
+  | "validateDashboard"
+  | "deleteDashboard";
+
+/** The dashboard `id`; throws a 404 Rejection, with an empty body in the published contract. */
+function findDashboard({ state, contract }: ObservabilityDeps, id = ""): Dashboard {
+  const dashboard = state.dashboards.find((d) => d.id === id);
+  if (!dashboard)
+    throw new Rejection(404, "NOT_FOUND", `dashboard ${id} does not exist`, contract === "full");
+  return dashboard;
+}
+
+function dashboardHandlers(deps: ObservabilityDeps): Group<DashboardRoutes> {
+  const { state, contract } = deps;
+  const answer = (dashboard: Dashboard): Answer => ({
+    status: 200,
+    body: { data: dashboardAnswer(dashboard, contract) },
+  });
+  /** A tile as the platform stores it: the published one translates a series tile into config. */
+  const stored = (tile: TileInput): TileInput => (contract === "full" ? storedConfig(tile) : tile);
   return {
     putDashboard({ params, body }) {
-      const dashboard = find(params.id ?? "");
-      const put: Put = contract === "full" ? (body as Put) : parseBody(DashboardPut, body);
-      const unknown = contract === "full" ? unknownSources(state, put) : [];
-      if (unknown.length > 0)
-        throw badRequest(`Could not find the following source IDs: ${unknown.join(", ")}`);
-      // A tile keeps its id only when the id names a tile of this dashboard, once; any other tile
-      // is new. This is how the real service churns ids, and why driftless must remember them.
-      const existing = new Set(dashboard.tiles.map((t) => t.id));
-      const tiles: Tile[] = put.tiles.map(({ id, ...tile }) => {
-        const kept = id !== undefined && existing.delete(id);
-        const stored = { id: kept && id !== undefined ? id : newObjectId(), ...tile };
-        return contract === "full" ? storedConfig(stored) : stored;
-      });
+      const dashboard = findDashboard(deps, params.id);
+      const put: Body = contract === "full" ? (body as Body) : parseBody(DashboardPut, body);
+      const problem = contract === "full" ? serverProblem(state, put) : undefined;
+      if (problem) throw badRequest(problem);
+      replaceTiles(state, dashboard, put.tiles.map(stored), contract);
       dashboard.name = put.name;
-      dashboard.tiles = tiles;
       if (put.tags !== undefined) dashboard.tags = put.tags;
-      // Alerts that watched a tile that no longer exists go with it.
-      const live = new Set(tiles.map((t) => t.id));
-      // In place, so a test holding `state.alerts` sees the deletion too.
-      const kept = state.alerts.filter((a) => a.dashboard !== dashboard.id || live.has(a.tileId));
-      state.alerts.splice(0, state.alerts.length, ...kept);
-      return { status: 200, body: { data: dashboardAnswer(dashboard, contract) } };
+      return answer(dashboard);
     },
     getDashboard({ params }) {
-      return { status: 200, body: { data: dashboardAnswer(find(params.id ?? ""), contract) } };
+      return answer(findDashboard(deps, params.id));
     },
-    getAlert({ params }) {
-      const alert = state.alerts.find((a) => a.id === params.id);
-      if (!alert) throw notFound(`alert ${params.id} does not exist`);
-      return { status: 200, body: { data: alertAnswer(alert, contract) } };
+    listDashboards() {
+      const byName = [...state.dashboards].sort((a, b) => b.name.localeCompare(a.name));
+      return { status: 200, body: { data: byName.map((d) => dashboardAnswer(d, contract)) } };
     },
-    listSources() {
-      return { status: 200, body: { data: state.sources } };
+    createDashboard({ body }) {
+      const post = body as Body;
+      const problem = serverProblem(state, post);
+      if (problem) throw badRequest(problem);
+      const dashboard: Dashboard = {
+        id: newObjectId(),
+        name: post.name,
+        // Every tile is new: an id in the body is not kept.
+        tiles: post.tiles.map((tile) => ({ ...stored(tile), id: newObjectId() })),
+        tags: [...new Set(post.tags ?? [])],
+      };
+      state.dashboards.push(dashboard);
+      return answer(dashboard);
+    },
+    validateDashboard({ body }) {
+      return { status: 200, body: dryRun(state, body) };
+    },
+    deleteDashboard({ params }) {
+      // Answered alike for an id the team does not have: a repeated delete succeeds.
+      const dashboard = state.dashboards.find((d) => d.id === params.id);
+      if (dashboard) state.dashboards.splice(state.dashboards.indexOf(dashboard), 1);
+      dropAlerts(state, (alert) => alert.dashboard === params.id);
+      return { status: 200, body: {} };
     },
   };
+}
+
+/** The dry run's verdict on a create body: the document's rules, then the server's; nothing is stored. */
+function dryRun(state: PlatformState, body: unknown) {
+  const issues = contractCheck("full").request("createDashboard", {}, body);
+  const errors = issues.map((issue) => ({ path: dottedPath(issue.path), message: issue.message }));
+  const problem = errors.length === 0 ? serverProblem(state, body as Body) : undefined;
+  if (problem) errors.push({ path: "", message: problem });
+  const valid = errors.length === 0;
+  return { valid, errors, normalized: valid ? body : null };
+}
+
+/**
+ * A PUT's tiles in place of the dashboard's. A tile keeps its id only when the id names a tile of this
+ * dashboard, once; any other tile is new. This is how the real service churns ids, and why driftless
+ * must remember them. The alerts of a tile that is gone go with it, and in the published contract so
+ * do those of a tile whose display type cannot carry alerts.
+ */
+function replaceTiles(
+  state: PlatformState,
+  dashboard: Dashboard,
+  tiles: TileInput[],
+  contract: Contract,
+): void {
+  const existing = new Set(dashboard.tiles.map((t) => t.id));
+  dashboard.tiles = tiles.map(({ id, ...tile }) => {
+    const kept = id !== undefined && existing.delete(id);
+    return { id: kept && id !== undefined ? id : newObjectId(), ...tile };
+  });
+  const live = new Map(dashboard.tiles.map((t) => [t.id, t]));
+  dropAlerts(state, (alert) => {
+    if (alert.dashboard !== dashboard.id) return false;
+    const tile = live.get(alert.tileId ?? "");
+    return !tile || (contract === "full" && !alertable(tile));
+  });
 }
 
 /** The published platform stores every tile as config: a series tile is translated on the way in. */
-function storedConfig(tile: Tile): Tile {
+function storedConfig(tile: TileInput): TileInput {
   if (tile.config || !tile.series) return tile;
   const { series, asRatio, ...place } = tile;
   return { ...place, config: configOfSeries(series, asRatio) };

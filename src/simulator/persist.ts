@@ -8,7 +8,8 @@ import { Fixture, type PlatformState } from "./model.js";
  * Keeps the simulated platform in a JSON file between runs, so that one `apply` after another against
  * the built-in simulator meets the platform the first one left (a real platform does not forget).
  * Credentials never go to the file: key secrets and tokens always come from the fixture, and so do the
- * observability team's sources.
+ * observability team's sources. A created key's hashes do go to the file (they prove a secret, they are
+ * not one), and a webhook's headers are never kept at all.
  */
 
 /** The saved platform of `file` with the fixture's credentials, or the fixture when there is no file yet. */
@@ -34,8 +35,11 @@ export function loadPersisted(file: string, fixture: Fixture): PlatformState {
     if (secret) key.secret = secret;
   }
   state.observabilityTokens = [...fixture.observabilityTokens];
-  // The team's sources are set up outside the APIs driftless writes: the fixture's, always.
+  // The team and its sources and saved searches are set up outside the APIs driftless writes: the
+  // fixture's, always.
+  state.teamId = fixture.teamId;
   state.sources = fixture.sources;
+  state.savedSearches = fixture.savedSearches;
   return state;
 }
 

@@ -12,3 +12,12 @@ export function tileAnswer(tile: Tile): Record<string, unknown> {
   const { series, config, asRatio, ...place } = tile;
   return { ...place, config: config ?? configOfSeries(series ?? [], asRatio) };
 }
+
+/** The display types whose tiles may carry alerts; an alert on any other tile is refused, or deleted. */
+const ALERTABLE = new Set(["line", "stacked_bar", "number"]);
+
+/** Whether a stored tile may carry alerts: by its display type, in whichever form it is stored. */
+export function alertable(tile: Tile): boolean {
+  const config = tile.config ?? configOfSeries(tile.series ?? [], tile.asRatio);
+  return ALERTABLE.has(String(config.displayType));
+}
