@@ -1,5 +1,5 @@
 import type { Config } from "../config.js";
-import { type ReadTarget, readLive } from "../drift/index.js";
+import { READ_KINDS, type ReadTarget, readLive } from "../drift/index.js";
 import { parseDuration } from "../duration.js";
 import { escapeJson, escapeLine } from "../escape.js";
 import { formatView } from "../plan/render.js";
@@ -9,6 +9,7 @@ import { createReader } from "../reconcile/send.js";
 import type { EngineDeps, ResourceOutcome } from "../reconcile/types.js";
 import type { NextStep, PassResult } from "../resources.js";
 import { NOT_COMPARED, withoutSecretValues } from "../review/secret-references.js";
+import { inSync } from "./in-sync.js";
 import { commandLogger, type Io, type OutputFormat } from "./io.js";
 import { type PlanDocument, type PlanOutputFormat, printPlan } from "./plan-output.js";
 import { createPlatform, createStateStore, managementKeyIdOf, secretKeyOf } from "./platform.js";
@@ -46,6 +47,15 @@ export async function planCommand(config: Config, options: PlanOptions, io: Io):
   try {
     const platform = config.reads === "on" ? await createPlatform(config, { logger }) : undefined;
     try {
+      // How many live objects the plan read (those driftless applied before), to say what the reads saw.
+      let attempted = 0;
+      let answered = 0;
+      const live = async (target: ReadTarget) => {
+        attempted += 1;
+        const answer = platform ? await readLive(platform.client, target) : undefined;
+        if (answer) answered += 1;
+        return answer;
+      };
       const report = await planPass(
         {
           ...engineDeps(config, io, logger, store),
@@ -54,20 +64,25 @@ export async function planCommand(config: Config, options: PlanOptions, io: Io):
         {
           ...(options.allowCreate ? { allowCreate: options.allowCreate } : {}),
           ...(skip ? { desired: withoutSecretValues } : {}),
-          ...(platform ? { live: (target: ReadTarget) => readLive(platform.client, target) } : {}),
+          ...(platform ? { live } : {}),
         },
       );
+      const reads = report.reads && { read: answered, ...report.reads };
+      const readable = report.resources.filter(
+        (view) => isReadKind(view.kind) && view.outcome !== "unmanaged",
+      );
+      const firstContacts = readable.length - attempted;
       const notices = [
         ...(report.stateEmpty ? [FIRST_CONTACT] : []),
         ...(skip ? [SECRETS_SKIPPED] : []),
-        ...(report.reads ? [readsNotice(report.reads)] : [NOT_READ]),
+        ...(reads ? [readsNotice(reads, firstContacts)] : [NOT_READ]),
       ];
       const doc: PlanDocument = {
         mode: "state",
         ...(report.revision ? { revision: report.revision } : {}),
         firstContact: report.stateEmpty,
         secrets: skip ? "skip" : "read",
-        ...(report.reads ? { reads: report.reads } : {}),
+        ...(reads ? { reads } : {}),
         notices,
         problems: report.problems,
         resources: skip ? report.resources.map((view) => relabelView(view, NOT_COMPARED)) : report.resources,
@@ -81,18 +96,37 @@ export async function planCommand(config: Config, options: PlanOptions, io: Io):
   }
 }
 
-/** What plan says of its reads: how many live objects differ from git, and how many were not read. */
-function readsNotice({ drifted, unread }: { drifted: number; unread: number }): string {
+const isReadKind = (kind: string): boolean => (READ_KINDS as readonly string[]).includes(kind);
+
+/**
+ * What plan says of its reads: how many live objects it read and how many of those differ from git,
+ * how many could not be read, and how many were not read because driftless never applied them (a
+ * first apply sends every field its manifest states, so there is nothing to compare yet).
+ */
+function readsNotice(
+  { read, drifted, unread }: NonNullable<PlanDocument["reads"]>,
+  firstContacts: number,
+): string {
+  if (read + unread === 0)
+    return "no live object was read: driftless has applied none of these resources yet (a first apply sends every field they state)";
   const found =
     drifted === 0
-      ? "the live objects were read: none was changed outside git"
-      : `the live objects were read: ${drifted} resource(s) changed outside git, shown as the changes that put git's values back (an apply, or the daemon's next write, sends them)`;
-  return unread === 0 ? found : `${found}; ${unread} could not be read (see their notes)`;
+      ? `the live objects of ${read} resource(s) were read: none was changed outside git`
+      : `the live objects of ${read} resource(s) were read: ${drifted} changed outside git, shown as the changes that put git's values back (an apply, or the daemon's next write, sends them)`;
+  const failed = unread === 0 ? "" : `; ${unread} could not be read (see their notes)`;
+  const skipped =
+    firstContacts === 0
+      ? ""
+      : firstContacts === 1
+        ? "; a resource driftless has not applied yet is not read (a first apply sends every field it states)"
+        : `; ${firstContacts} resources driftless has not applied yet are not read (a first apply sends every field they state)`;
+  return found + failed + skipped;
 }
 
 /**
  * `driftless apply`: one reconcile pass, printing each resource as it finishes and a summary. Exit 0
- * when every resource is Synced and the manifests have no problem, 1 otherwise.
+ * when the pass is ok and every resource in sync (in-sync.ts: Synced, or Unmanaged), 1 otherwise (a
+ * Suspended one too).
  */
 export async function applyCommand(config: Config, options: PlanApplyOptions, io: Io): Promise<number> {
   const logger = commandLogger(config, io, "warn");
@@ -127,10 +161,11 @@ export async function applyCommand(config: Config, options: PlanApplyOptions, io
         trigger: "cli",
         ...(options.allowCreate ? { allowCreate: options.allowCreate } : {}),
       });
+      const exitCode = result.ok && inSync(result.statuses) ? 0 : 1;
       if (options.output === "json") {
-        io.out(escapeJson(JSON.stringify({ ...result, sent, exitCode: result.ok ? 0 : 1 }, null, 2)));
+        io.out(escapeJson(JSON.stringify({ ...result, sent, exitCode }, null, 2)));
       } else io.out(applySummary(result, { answered: sent.length, failed: failedRequests }));
-      return result.ok ? 0 : 1;
+      return exitCode;
     } finally {
       await platform.close();
     }
@@ -161,7 +196,14 @@ function applySummary(result: PassResult, requests: { answered: number; failed: 
     return n > 0 ? [`${n} ${label}`] : [];
   });
   const then = next.length > 0 ? `; next: ${next.join(", ")}` : "";
-  return `Apply: ${sent} request(s) sent${failed}; ${statuses}; ${result.manifestErrors} manifest problem(s)${then}.`;
+  const suspended = count("Suspended");
+  const held =
+    suspended === 1
+      ? "; not in sync: 1 suspended (nothing is sent for it until driftless resume, or until its driftless/suspend annotation is removed)"
+      : suspended > 1
+        ? `; not in sync: ${suspended} suspended (nothing is sent for them until driftless resume, or until their driftless/suspend annotations are removed)`
+        : "";
+  return `Apply: ${sent} request(s) sent${failed}; ${statuses}; ${result.manifestErrors} manifest problem(s)${then}${held}.`;
 }
 
 function engineDeps(

@@ -19,8 +19,8 @@ export type PlanDocument = {
   base?: { ref: string; revision?: string; folder?: string };
   firstContact?: boolean;
   secrets: "read" | "skip" | "reference";
-  /** With reads on: how many live objects differ from git, and how many could not be read. */
-  reads?: { drifted: number; unread: number };
+  /** With reads on: how many live objects were read, how many differ from git, how many could not be read. */
+  reads?: { read: number; drifted: number; unread: number };
   notices: string[];
   problems: Problem[];
   resources: PlanView[];
