@@ -155,6 +155,7 @@ export function locatedInvalid(
   text: string,
   parsed: readonly ParsedInvalid[],
 ): InvalidDocument[] {
+  if (parsed.length === 0) return [];
   const whereOf = documentPlaces(file, text);
   return parsed.map(({ ordinal, ...document }) => ({
     ...document,

@@ -237,7 +237,14 @@ const idOf = (doc: Doc): string | undefined => (doc as InvalidDocument).resource
 
 /** `Kind/name` of a document whose kind and name could be read, else undefined. */
 const nameOf = (doc: Doc): string | undefined =>
-  doc.kind && doc.name !== undefined ? resourceId({ kind: doc.kind, name: doc.name }) : undefined;
+  isManifest(doc)
+    ? manifestId(doc)
+    : doc.kind && doc.name !== undefined
+      ? resourceId({ kind: doc.kind, name: doc.name })
+      : undefined;
+
+/** A valid manifest (as loaded) rather than an invalid document: only manifests carry labels. */
+const isManifest = (doc: Doc): doc is Manifest => "labels" in doc;
 
 /** The value at `path` of a document's spec, whatever the document's state; undefined when not there. */
 function specAt(doc: Doc, ...path: string[]): unknown {
