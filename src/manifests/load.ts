@@ -109,7 +109,7 @@ export function checkedDocuments(
  * A file's parsed manifests with their positions, made once per parse when `cache` keeps them: a file
  * the cache parsed before hands back the same positioned manifests too.
  */
-export function positionedManifests(
+function positionedManifests(
   file: string,
   text: string,
   parsed: readonly ParsedManifest[],
