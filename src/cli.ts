@@ -133,7 +133,10 @@ command(
     }),
   );
 
-command("apply", "one reconcile pass, then exit (exit 0 all in sync, 1 any resource failed)")
+command(
+  "apply",
+  "one reconcile pass, then exit (exit 0 all in sync (every resource Synced or Unmanaged), 1 otherwise)",
+)
   .addArgument(manifestsArgument())
   .action(
     action(async (used, dir) => {
@@ -144,14 +147,20 @@ command("apply", "one reconcile pass, then exit (exit 0 all in sync, 1 any resou
     }),
   );
 
-command("run", "the daemon: watch, schedule, reconcile, poll and serve HTTP until SIGTERM/SIGINT").action(
+command(
+  "run",
+  "the daemon: watch, schedule, reconcile, poll and serve HTTP until SIGTERM/SIGINT (exit 0 on SIGTERM/SIGINT)",
+).action(
   action(async (used) => {
     const { runCommand } = await import("./commands/run.js");
     return runCommand(platformConfig(used), io);
   }),
 );
 
-command("forget", "drop the record of one resource from the state now (its manifest deleted from git)")
+command(
+  "forget",
+  "drop the record of one resource (its manifest deleted from git) from the state now (exit 0 dropped, 1 no such record or the state is locked)",
+)
   .addArgument(new Argument("<resource>", "Kind/name, like Dashboard/overview"))
   .action(
     action(async (used, id) => {
@@ -162,7 +171,7 @@ command("forget", "drop the record of one resource from the state now (its manif
 
 command(
   "status",
-  "a running daemon's resources as a table, only those not Synced unless --all (exit 0 all Synced, 1 otherwise, 3 daemon unreachable)",
+  "a running daemon's resources as a table, only those not Synced unless --all (exit 0 all Synced (or Unmanaged), 1 otherwise (Suspended too), 3 daemon unreachable)",
 ).action(
   action(async (used) => {
     const { statusCommand } = await import("./commands/status.js");
@@ -184,8 +193,11 @@ command(
 );
 
 for (const [name, description] of [
-  ["suspend", "stop every write of a running daemon until resume, kept across restarts (exit 0 done)"],
-  ["resume", "let a suspended daemon write again (exit 0 done)"],
+  [
+    "suspend",
+    "stop every write of a running daemon until resume, kept across restarts (exit 0 done, 1 refused, 3 daemon unreachable)",
+  ],
+  ["resume", "let a suspended daemon write again (exit 0 done, 1 refused, 3 daemon unreachable)"],
 ] as const) {
   command(name, description).action(
     action(async (used) => {
@@ -200,7 +212,7 @@ for (const [name, description] of [
 
 command(
   "reconcile",
-  "ask a running daemon for a pass now and print its result (exit 0 all in sync, 1 any resource failed, 3 daemon unreachable)",
+  "ask a running daemon for a pass now and print its result (exit 0 all in sync (every resource Synced or Unmanaged), 1 otherwise (or refused), 3 daemon unreachable)",
 ).action(
   action(async (used) => {
     const { reconcileCommand } = await import("./commands/reconcile.js");
@@ -222,7 +234,7 @@ function interrupted(): AbortSignal {
 
 command(
   "simulator",
-  "serve a simulator of both platform APIs on local ports, for demos and tests",
+  "serve a simulator of both platform APIs on local ports, for demos and tests (exit 0 on SIGTERM/SIGINT)",
   SIMULATOR_SETTINGS,
 ).action(
   action(async (used) => {
@@ -233,7 +245,7 @@ command(
 
 program
   .command("schema")
-  .description("print the JSON Schema of the manifests, for editors (yaml-language-server)")
+  .description("print the JSON Schema of the manifests, for editors (yaml-language-server) (exit 0)")
   .action(
     action(async () => {
       const { schemaCommand } = await import("./commands/schema.js");
@@ -243,7 +255,7 @@ program
 
 program
   .command("completion")
-  .description("print a shell completion script (bash: source <(driftless completion bash))")
+  .description("print a shell completion script, as in source <(driftless completion bash) (exit 0)")
   .addArgument(new Argument("<shell>", "bash, zsh or fish").choices(["bash", "zsh", "fish"]))
   .action(
     action(async (_used, shell) => {

@@ -39,8 +39,11 @@ export type Setting = {
   commands: readonly CommandName[] | "program";
   /** The values the flag accepts (checked by commander, offered by --help and completion). */
   choices?: readonly string[];
-  /** Other values for some commands (plan's output also takes markdown). */
-  choicesOf?: Partial<Record<CommandName, readonly string[]>>;
+  /**
+   * Other values, and the help that names them, for some commands (plan's output also takes
+   * markdown): each command's --help says only what it takes.
+   */
+  byCommand?: Partial<Record<CommandName, { choices: readonly string[]; help: string }>>;
   /** Parses the flag's or variable's text; its `.default()` is the setting's one default. */
   parser: z.ZodType;
   help: string;
@@ -107,9 +110,14 @@ export const SETTINGS = {
     flag: "-o, --output <format>",
     commands: ["validate", "plan", "apply", "status", "reconcile"],
     choices: ["text", "json"],
-    choicesOf: { plan: OUTPUTS },
+    byCommand: {
+      plan: {
+        choices: OUTPUTS,
+        help: "text, json or markdown: a readable report, one JSON document, or a pull-request comment",
+      },
+    },
     parser: z.enum(OUTPUTS).default("text"),
-    help: "text or json; plan also markdown (a pull-request comment)",
+    help: "text or json: a readable report, or one JSON document",
   },
   base: {
     env: "DRIFTLESS_PLAN_BASE",
@@ -509,23 +517,26 @@ export function defaultOf(setting: Setting): unknown {
   return setting.parser instanceof z.ZodDefault ? setting.parser.def.defaultValue : undefined;
 }
 
-/** `help (default: x; env: NAME)`, as `--help` shows it. */
-export function helpOf(setting: Setting): string {
+/** `help (default: x; env: NAME)`, as `--help` of `command` shows it. */
+export function helpOf(setting: Setting, command?: CommandName): string {
   const value = defaultOf(setting);
   const shown = Array.isArray(value) ? (value.length > 0 ? value.join(",") : undefined) : value;
   const extras = [
     ...(shown !== undefined && shown !== false ? [`default: ${String(shown)}`] : []),
     `env: ${setting.env}${setting.credential ? ` or ${setting.env}_FILE` : ""}`,
   ];
-  return `${setting.help} (${extras.join("; ")})`;
+  const help = (command && setting.byCommand?.[command]?.help) ?? setting.help;
+  return `${help} (${extras.join("; ")})`;
 }
 
 /** The commander options of the flagged settings of `command`, in table order. */
 export function optionsOf(table: SettingTable, command: CommandName | "program"): Option[] {
   return settingsOf(table, command).flatMap(([, setting]) => {
     if (!setting.flag) return [];
-    const option = new Option(setting.flag, helpOf(setting));
-    const choices = (command === "program" ? undefined : setting.choicesOf?.[command]) ?? setting.choices;
+    const named = command === "program" ? undefined : command;
+    const own = named && setting.byCommand?.[named];
+    const option = new Option(setting.flag, helpOf(setting, named));
+    const choices = own?.choices ?? setting.choices;
     return [choices ? option.choices(choices) : option];
   });
 }

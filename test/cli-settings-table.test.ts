@@ -16,13 +16,17 @@ describe("the settings table", () => {
     },
   );
 
-  it.each(["validate", "apply", "status"] as const)(
+  it.each(["validate", "apply", "status", "reconcile"] as const)(
     "offers %s only the outputs it prints: text and json, not plan's markdown",
     (command) => {
       const help = driftless([command, "--help"]);
       const markdown = driftless([command, "-o", "markdown"]);
 
-      expect(help.stdout.replace(/\s+/g, " ")).toContain('(choices: "text", "json")');
+      const output = /^ {2}-o, --output <format>.*?\)\n(?= {2}-)/ms.exec(help.stdout)?.[0] ?? "";
+      expect(output.replace(/\s+/g, " ")).toMatch(
+        /^ -o, --output <format> text or json: .*\(choices: "text", "json"\) $/,
+      );
+      expect(help.stdout).not.toContain("markdown");
       expect(markdown.stderr).toContain("Allowed choices are text, json.");
       expect(markdown.code).toBe(1);
     },
@@ -31,6 +35,9 @@ describe("the settings table", () => {
   it("offers plan markdown too", () => {
     const help = driftless(["plan", "--help"]);
 
+    expect(help.stdout.replace(/\s+/g, " ")).toContain(
+      "-o, --output <format> text, json or markdown: a readable report, one JSON document, or a pull-request comment",
+    );
     expect(help.stdout.replace(/\s+/g, " ")).toContain('(choices: "text", "json", "markdown")');
   });
 

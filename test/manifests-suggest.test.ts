@@ -29,7 +29,11 @@ spec:
 describe("an unknown field", () => {
   it("suggests the field it is a typo of, at every depth", async () => {
     await writeFile(join(dir, "key.yaml"), key("ipAccesList"));
-    await writeFile(join(dir, "inner.yaml"), key("ipAccessList").replace("name: ci", "name: inner"));
+    const inner = key("ipAccessList").replace("name: ci", "name: inner");
+    await writeFile(
+      join(dir, "inner.yaml"),
+      inner.replace(defaultIds.ciDeployerKeyId, defaultIds.managementKeyId),
+    );
 
     const set = await loadManifests(dir);
 

@@ -59,13 +59,33 @@ describe("driftless reconcile", () => {
 
     expect(text.code, text.stderr).toBe(1);
     expect(text.stdout).toMatch(/ApiKey\s+broken\s+Invalid/);
-    expect(text.stdout).toMatch(/Reconcile: pass failed at \S+: 4 resources, 1 not Synced\.\n$/);
+    expect(text.stdout).toMatch(
+      /Reconcile: pass failed at \S+: 4 resources, 1 not Synced \(1 Invalid\)\.\n$/,
+    );
     expect(json.code).toBe(1);
     expect(JSON.parse(json.stdout)).toMatchObject({
       ok: false,
       exitCode: 1,
       status: { resources: expect.any(Array) },
     });
+  });
+
+  it("exits 1 while driftless is suspended, saying the pass sent nothing rather than that it went well", async () => {
+    const d = await started();
+    const suspended = await driftlessAsync(["suspend", "--url", d.url, "--reason", "freeze"], TOKEN);
+
+    const text = await driftlessAsync(["reconcile", "--url", d.url], TOKEN);
+    const json = await driftlessAsync(["reconcile", "--url", d.url, "-o", "json"], TOKEN);
+
+    expect(suspended.code, suspended.stderr).toBe(0);
+    expect(text.code, text.stderr).toBe(1);
+    expect(text.stdout).toMatch(/^driftless is suspended since \S+: freeze \(driftless resume\)\n/);
+    expect(text.stdout).toMatch(/ApiKey\s+ci-deployer\s+Suspended/);
+    expect(text.stdout).toMatch(
+      /\nReconcile: pass at \S+ sent nothing: driftless is suspended \(driftless resume\): 3 resources, 1 not Synced \(1 Suspended\)\.\n$/,
+    );
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: true, exitCode: 1 });
   });
 
   it("exits 3 when no daemon answers, and 1 with a wrong token", async () => {

@@ -149,4 +149,52 @@ describe("driftless plan / apply (built CLI)", () => {
     expect(planned.code).toBe(1);
     expect(planned.stdout).toContain("drops its admin role");
   });
+
+  it("apply exits 1 while a resource is suspended, and says so in its summary: nothing was sent for it", async () => {
+    const suspended = key("renamed").replace(
+      "  name: ci\n",
+      '  name: ci\n  annotations:\n    driftless/suspend: "true"\n',
+    );
+    await writeFile(join(root, "manifests", "key.yaml"), suspended);
+
+    const applied = await run(["apply"], env);
+    const json = await run(["apply", "-o", "json"], env);
+
+    expect(applied.code).toBe(1);
+    expect(applied.stdout).toMatch(/^Suspended ApiKey\/ci {2}suspended by its annotation/m);
+    expect(applied.stdout).toMatch(
+      /^Apply: 0 request\(s\) sent; 0 Synced, 0 Pending, 0 Failed, 0 Unknown, 0 Invalid, 1 Suspended; 0 manifest problem\(s\); not in sync: 1 suspended \(nothing is sent for it until driftless resume, or until its driftless\/suspend annotation is removed\)\.$/m,
+    );
+    expect(JSON.parse(json.stdout)).toMatchObject({ exitCode: 1 });
+    expect(json.code).toBe(1);
+    expect(sim.requests).toEqual([]);
+  });
+
+  it("says on a 404 what the missing id means and what to do, by kind", async () => {
+    const unknownId = "0b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e";
+    await writeFile(join(root, "manifests", "key.yaml"), key("ci").replace(ids.ciDeployerKeyId, unknownId));
+    await writeFile(
+      join(root, "manifests", "org.yaml"),
+      `apiVersion: driftless/v1\nkind: Organization\nmetadata:\n  name: other\nspec:\n  organizationId: ${unknownId}\n  name: Other\n`,
+    );
+    await writeFile(
+      join(root, "manifests", "board.yaml"),
+      "apiVersion: driftless/v1\nkind: Dashboard\nmetadata:\n  name: gone\nspec:\n  dashboardId: 65f1a2b3c4d5e6f708192fff\n  name: Gone\n  tiles: []\n",
+    );
+
+    const applied = await run(["apply"], env);
+
+    expect(applied.code).toBe(1);
+    const line = (resource: string) =>
+      applied.stdout.split("\n").find((l) => l.includes(` ${resource} `)) ?? "";
+    expect(line("ApiKey/ci")).toMatch(
+      /answered 404: .*; the organizationId or keyId names no object: fix the id, or remove keyId from the manifest to let driftless create the key$/,
+    );
+    expect(line("Organization/other")).toMatch(
+      /answered 404: .*; the organizationId names no organization this key can reach: fix the id$/,
+    );
+    expect(line("Dashboard/gone")).toMatch(
+      /answered 404\b.*; the dashboardId names no dashboard: fix the id, or remove dashboardId from the manifest to let driftless create the dashboard$/,
+    );
+  });
 });

@@ -53,10 +53,10 @@ describe("driftless plan with reads on (built CLI)", () => {
     expect(text.stdout).toContain(
       'name: "Renamed in the console" -> "Acme Analytics"  (changed outside git)',
     );
-    expect(text.stdout).toContain("1 resource(s) changed outside git");
+    expect(text.stdout).toContain("the live objects of 1 resource(s) were read: 1 changed outside git");
     const doc = JSON.parse(json.stdout);
     expect(json.code).toBe(2);
-    expect(doc.reads).toEqual({ drifted: 1, unread: 0 });
+    expect(doc.reads).toEqual({ read: 1, drifted: 1, unread: 0, unapplied: 0 });
     expect(doc.resources[0].changes).toEqual([
       { path: "name", from: "Renamed in the console", to: "Acme Analytics", op: "set", outsideGit: true },
     ]);
@@ -82,5 +82,33 @@ describe("driftless plan with reads on (built CLI)", () => {
     expect(off.stdout).not.toContain("outside git");
     expect(base.code).toBe(0);
     expect(sim.requests).toEqual([]);
+  });
+
+  it("says nothing was read when driftless applied none of the resources yet, not that none changed", async () => {
+    const fresh = { ...reads(), DRIFTLESS_STATE_DIR: join(root, "fresh-state") };
+    const key = `apiVersion: driftless/v1
+kind: ApiKey
+metadata:
+  name: ci
+spec:
+  organizationId: ${ids.organizationId}
+  keyId: ${ids.ciDeployerKeyId}
+  name: renamed
+`;
+
+    const empty = await driftlessAsync(["plan"], fresh);
+    const json = await driftlessAsync(["plan", "-o", "json"], fresh);
+    await writeFile(join(root, "manifests", "key.yaml"), key);
+    const partly = await driftlessAsync(["plan"], reads());
+
+    expect(empty.code).toBe(2);
+    expect(empty.stdout).toContain(
+      "NOTE: no live object was read: driftless has applied none of these resources yet (a first apply sends every field they state)",
+    );
+    expect(empty.stdout).not.toContain("none was changed outside git");
+    expect(JSON.parse(json.stdout).reads).toEqual({ read: 0, drifted: 0, unread: 0, unapplied: 1 });
+    expect(partly.stdout).toContain(
+      "NOTE: the live objects of 1 resource(s) were read: 1 changed outside git, shown as the changes that put git's values back (an apply, or the daemon's next write, sends them); a resource driftless has not applied yet is not read (a first apply sends every field it states)",
+    );
   });
 });

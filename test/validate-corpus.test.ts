@@ -23,7 +23,7 @@ const expected: Record<string, string[]> = {
     "bomb.yaml:1:1  BackupWatch/backups  too many aliases (more than 100): Excessive alias count indicates a resource exhaustion attack",
   ],
   "bad-annotation": [
-    "key.yaml:6:23  ApiKey/ci  metadata.annotations.driftless/suspnd: unknown driftless annotation; known: driftless/suspend, driftless/previous-name, driftless/drift",
+    "key.yaml:6:23  ApiKey/ci  metadata.annotations.driftless/suspnd: unknown driftless annotation; did you mean driftless/suspend? (known: driftless/suspend, driftless/previous-name, driftless/drift)",
     'key.yaml:18:24  ApiKey/deployer  metadata.annotations.driftless/suspend: must be "true" or "false"',
   ],
   "bad-cidr": [
@@ -240,7 +240,7 @@ describe("validate on hostile folders", () => {
 
     expect(result.lines).toEqual([
       "keys.yaml:50003:5  -  spec.labels.k7: invalid YAML: Map keys must be unique",
-      "1 problem in 1 file; 1 of 1 manifest valid",
+      "1 problem in 1 manifest; 1 of 2 manifests valid",
     ]);
   }, 20_000);
 
@@ -255,7 +255,7 @@ describe("validate on hostile folders", () => {
     expect(result.lines[0]).toBe(
       "many.yaml:1:5  -  a manifest is a mapping with apiVersion, kind, metadata and spec",
     );
-    expect(result.lines.at(-1)).toBe("150000 problems in 1 file; 1 of 1 manifest valid");
+    expect(result.lines.at(-1)).toBe("150000 problems in 150000 manifests; 1 of 150001 manifests valid");
   });
 
   it("does not hang on a FIFO, named or linked as a manifest", async () => {

@@ -5,9 +5,11 @@ import { formatView } from "../plan/render.js";
 import { type PlanView, relabelView } from "../plan/view.js";
 import { createRead } from "../platform/client.js";
 import { createReconciler, planPass } from "../reconcile/engine.js";
+import type { DriftCounts } from "../reconcile/plan-drift.js";
 import type { EngineDeps, ResourceOutcome } from "../reconcile/types.js";
 import type { NextStep, PassResult } from "../resources.js";
 import { NOT_COMPARED, withoutSecretValues } from "../review/secret-references.js";
+import { inSync } from "./in-sync.js";
 import { commandLogger, type Io, type OutputFormat } from "./io.js";
 import { type PlanDocument, type PlanOutputFormat, printPlan } from "./plan-output.js";
 import { createPlatform, createStateStore, managementKeyIdOf, secretKeyOf } from "./platform.js";
@@ -56,17 +58,18 @@ export async function planCommand(config: Config, options: PlanOptions, io: Io):
           ...(platform ? { readDrift: true } : {}),
         },
       );
+      const { reads } = report;
       const notices = [
         ...(report.stateEmpty ? [FIRST_CONTACT] : []),
         ...(skip ? [SECRETS_SKIPPED] : []),
-        ...(report.reads ? [readsNotice(report.reads)] : [NOT_READ]),
+        ...(reads ? [readsNotice(reads)] : [NOT_READ]),
       ];
       const doc: PlanDocument = {
         mode: "state",
         ...(report.revision ? { revision: report.revision } : {}),
         firstContact: report.stateEmpty,
         secrets: skip ? "skip" : "read",
-        ...(report.reads ? { reads: report.reads } : {}),
+        ...(reads ? { reads } : {}),
         notices,
         problems: report.problems,
         resources: skip ? report.resources.map((view) => relabelView(view, NOT_COMPARED)) : report.resources,
@@ -80,18 +83,32 @@ export async function planCommand(config: Config, options: PlanOptions, io: Io):
   }
 }
 
-/** What plan says of its reads: how many live objects differ from git, and how many were not read. */
-function readsNotice({ drifted, unread }: { drifted: number; unread: number }): string {
+/**
+ * What plan says of its reads: how many live objects it read and how many of those differ from git,
+ * how many could not be read, and how many were not read because driftless never applied them (a
+ * first apply sends every field its manifest states, so there is nothing to compare yet).
+ */
+function readsNotice({ read, drifted, unread, unapplied: firstContacts }: DriftCounts): string {
+  if (read + unread === 0)
+    return "no live object was read: driftless has applied none of these resources yet (a first apply sends every field they state)";
   const found =
     drifted === 0
-      ? "the live objects were read: none was changed outside git"
-      : `the live objects were read: ${drifted} resource(s) changed outside git, shown as the changes that put git's values back (an apply, or the daemon's next write, sends them)`;
-  return unread === 0 ? found : `${found}; ${unread} could not be read (see their notes)`;
+      ? `the live objects of ${read} resource(s) were read: none was changed outside git`
+      : `the live objects of ${read} resource(s) were read: ${drifted} changed outside git, shown as the changes that put git's values back (an apply, or the daemon's next write, sends them)`;
+  const failed = unread === 0 ? "" : `; ${unread} could not be read (see their notes)`;
+  const skipped =
+    firstContacts === 0
+      ? ""
+      : firstContacts === 1
+        ? "; a resource driftless has not applied yet is not read (a first apply sends every field it states)"
+        : `; ${firstContacts} resources driftless has not applied yet are not read (a first apply sends every field they state)`;
+  return found + failed + skipped;
 }
 
 /**
  * `driftless apply`: one reconcile pass, printing each resource as it finishes and a summary. Exit 0
- * when every resource is Synced and the manifests have no problem, 1 otherwise.
+ * when the pass is ok and every resource in sync (in-sync.ts: Synced, or Unmanaged), 1 otherwise (a
+ * Suspended one too).
  */
 export async function applyCommand(config: Config, options: PlanApplyOptions, io: Io): Promise<number> {
   const logger = commandLogger(config, io, "warn");
@@ -121,10 +138,11 @@ export async function applyCommand(config: Config, options: PlanApplyOptions, io
         trigger: "cli",
         ...(options.allowCreate ? { allowCreate: options.allowCreate } : {}),
       });
+      const exitCode = result.ok && inSync(result.statuses) ? 0 : 1;
       if (options.output === "json") {
-        io.out(escapeJson(JSON.stringify({ ...result, sent, exitCode: result.ok ? 0 : 1 }, null, 2)));
+        io.out(escapeJson(JSON.stringify({ ...result, sent, exitCode }, null, 2)));
       } else io.out(applySummary(result, { answered: sent.length, failed: failedRequests }));
-      return result.ok ? 0 : 1;
+      return exitCode;
     } finally {
       await platform.close();
     }
@@ -155,7 +173,14 @@ function applySummary(result: PassResult, requests: { answered: number; failed: 
     return n > 0 ? [`${n} ${label}`] : [];
   });
   const then = next.length > 0 ? `; next: ${next.join(", ")}` : "";
-  return `Apply: ${sent} request(s) sent${failed}; ${statuses}; ${result.manifestErrors} manifest problem(s)${then}.`;
+  const suspended = count("Suspended");
+  const held =
+    suspended === 1
+      ? "; not in sync: 1 suspended (nothing is sent for it until driftless resume, or until its driftless/suspend annotation is removed)"
+      : suspended > 1
+        ? `; not in sync: ${suspended} suspended (nothing is sent for them until driftless resume, or until their driftless/suspend annotations are removed)`
+        : "";
+  return `Apply: ${sent} request(s) sent${failed}; ${statuses}; ${result.manifestErrors} manifest problem(s)${then}${held}.`;
 }
 
 function engineDeps(

@@ -2,6 +2,7 @@ import { escapeJson } from "../escape.js";
 import type { Problem } from "../manifests/problem.js";
 import { exitCodeOf, renderPlan, summarize } from "../plan/render.js";
 import type { PlanView } from "../plan/view.js";
+import type { DriftCounts } from "../reconcile/plan-drift.js";
 import { renderMarkdown } from "../review/markdown.js";
 import type { Io, OutputFormat } from "./io.js";
 
@@ -19,8 +20,11 @@ export type PlanDocument = {
   base?: { ref: string; revision?: string; folder?: string };
   firstContact?: boolean;
   secrets: "read" | "skip" | "reference";
-  /** With reads on: how many live objects differ from git, and how many could not be read. */
-  reads?: { drifted: number; unread: number };
+  /**
+   * With reads on: how many live objects were read, how many differ from git, how many could not be
+   * read, and how many driftless never applied (not read).
+   */
+  reads?: DriftCounts;
   notices: string[];
   problems: Problem[];
   resources: PlanView[];

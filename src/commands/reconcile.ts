@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { escapeJson, escapeLine } from "../escape.js";
+import { inSync, notSyncedCounts } from "./in-sync.js";
 import type { Io, OutputFormat } from "./io.js";
 import { type DaemonTarget, StatusBody, table } from "./status.js";
 import { operatorPost } from "./suspend.js";
@@ -7,8 +8,8 @@ import { operatorPost } from "./suspend.js";
 /**
  * `driftless reconcile`: `POST /reconcile` on a running daemon, which starts a pass now (or right after
  * the running one) and answers once it ended; prints the resources not Synced and a summary. Exit 0
- * all in sync, 1 any resource failed or the pass could not run (or the daemon refused), 3 daemon
- * unreachable.
+ * all in sync (in-sync.ts), 1 otherwise (a resource failed or is suspended, the pass could not run, the
+ * daemon refused), 3 daemon unreachable.
  */
 
 export type ReconcileOptions = DaemonTarget & { output: OutputFormat };
@@ -33,7 +34,7 @@ export async function reconcileCommand(options: ReconcileOptions, io: Io): Promi
     return 1;
   }
   const { ok, error, status } = parsed.data;
-  const exit = ok ? 0 : 1;
+  const exit = ok && inSync(status.resources) ? 0 : 1;
   if (options.output === "json") {
     io.out(escapeJson(JSON.stringify({ ...answer.body, exitCode: exit }, null, 2)));
     return exit;
@@ -49,9 +50,20 @@ export async function reconcileCommand(options: ReconcileOptions, io: Io): Promi
   return exit;
 }
 
-/** `Reconcile: pass ok at <revision>: 12 resources, 0 not Synced.` */
+/**
+ * `Reconcile: pass ok at <revision>: 12 resources, 0 not Synced.`; a pass that ended well but left
+ * resources out of sync (suspended) says so instead of "ok", and counts the statuses not Synced.
+ */
 function summary(status: StatusBody, ok: boolean): string {
   const notSynced = status.resources.filter((r) => r.status !== "Synced").length;
-  const revision = status.revision ? ` at ${status.revision}` : "";
-  return `Reconcile: pass ${ok ? "ok" : "failed"}${revision}: ${status.resources.length} resources, ${notSynced} not Synced.`;
+  const at = status.revision ? ` at ${status.revision}` : "";
+  const pass = !ok
+    ? `pass failed${at}`
+    : status.suspended
+      ? `pass${at} sent nothing: driftless is suspended (driftless resume)`
+      : inSync(status.resources)
+        ? `pass ok${at}`
+        : `pass done${at}, not in sync`;
+  const counts = notSyncedCounts(status.resources);
+  return `Reconcile: ${pass}: ${status.resources.length} resources, ${notSynced} not Synced${counts ? ` (${counts})` : ""}.`;
 }

@@ -3,13 +3,13 @@ import { parseListen } from "../daemon/http-server.js";
 import { causeOf, messageOf } from "../errors.js";
 import { escapeJson, escapeLine } from "../escape.js";
 import { SETTINGS } from "../settings.js";
+import { inSync } from "./in-sync.js";
 import type { Io, OutputFormat } from "./io.js";
 
 /**
  * `driftless status`: a running daemon's `/status` as a table, like `kubectl get`. Exit 0 when the last
- * pass was ok and every resource is done (Synced, or Unmanaged or Suspended by choice: nothing to do),
- * as the pass itself reports; 1 otherwise; 3 when no status could be read (unreachable, refused, not a
- * daemon).
+ * pass was ok and every resource is Synced (or Unmanaged: its manifest left git; in-sync.ts), 1
+ * otherwise (a Suspended one too), 3 when no status could be read (unreachable, refused, not a daemon).
  */
 
 export const EXIT_UNREACHABLE = 3;
@@ -114,8 +114,7 @@ async function render(
     const text = messageOf(error);
     return { text: `cannot read the status: ${text}`, exit: EXIT_UNREACHABLE, error: text };
   }
-  const done = body.lastPass?.ok === true && body.resources.every((r) => r.next === "done");
-  const exit = done ? 0 : 1;
+  const exit = body.lastPass?.ok === true && inSync(body.resources) ? 0 : 1;
   if (options.output === "json") return { text: escapeJson(JSON.stringify(raw, null, 2)), exit };
   return { text: table(body, options.all, new Date()), exit };
 }

@@ -1,7 +1,7 @@
 import type { Config } from "../config.js";
 import { secretProblems } from "../manifests/check-secrets.js";
 import { manifestId } from "../manifests/identity.js";
-import { loadSettled } from "../manifests/load.js";
+import { loadSettled, type ManifestSet } from "../manifests/load.js";
 import type { Manifest } from "../manifests/manifest.js";
 import { formatProblem, type Problem, sortProblems } from "../manifests/problem.js";
 import type { Contract } from "../platform/routes.js";
@@ -21,56 +21,76 @@ export async function validateCommand(
 ): Promise<number> {
   const set = await loadSettled(config.manifests);
 
-  let problems: Problem[] = set.problems;
+  // Checks of the manifests that loaded valid: each problem they find makes its manifest invalid.
+  const more: Problem[] = [];
   // The minimal contract's rules are the manifests' own schemas; the published one adds its documents'
   // (imported only then: its validator library costs a start about 25 ms of CPU).
   if (options.contract === "full") {
     const { contractProblems } = await import("../reconcile/contract-problems.js");
-    problems = sortProblems([...problems, ...(await contractProblems(set, "full"))]);
+    more.push(...(await contractProblems(set, "full")));
   }
   if (options.resolveSecrets) {
-    const unresolved = await secretProblems(set.manifests, { env: io.env, secretsDir: config.secretsDir });
-    problems = sortProblems([...problems, ...unresolved]);
+    more.push(...(await secretProblems(set.manifests, { env: io.env, secretsDir: config.secretsDir })));
   }
-  const valid = problems.length === 0;
+  const problems = more.length > 0 ? sortProblems([...set.problems, ...more]) : set.problems;
+  const named = new Set(more.map((p) => p.resource));
+  const valid = set.manifests.filter((m) => !named.has(manifestId(m)));
+  const counts = tally(set, valid, problems);
 
   if (options.output === "json") {
     io.out(
       JSON.stringify(
         {
-          valid,
+          valid: problems.length === 0,
           root: set.root,
           ...(set.revision ? { revision: set.revision } : {}),
-          manifests: set.manifests.map((m) => ({ kind: m.kind, name: m.name, ...m.position })),
+          manifests: valid.map((m) => ({ kind: m.kind, name: m.name, ...m.position })),
           problems,
+          summary: counts,
         },
         null,
         2,
       ),
     );
-    return valid ? 0 : 1;
+    return problems.length === 0 ? 0 : 1;
   }
 
   for (const problem of problems) io.out(formatProblem(problem));
-  io.out(summary(set.manifests, problems));
-  return valid ? 0 : 1;
+  io.out(summary(counts));
+  return problems.length === 0 ? 0 : 1;
+}
+
+/**
+ * What the summary counts, the same in text and JSON: every document read is a manifest, valid or
+ * not (one that parsed but has a problem, an unresolved secret or a contract rule, is not valid); a
+ * problem of a file with no document (unreadable, binary, too large, too deeply nested) is counted by
+ * file.
+ */
+type Counts = { problems: number; manifests: number; valid: number; invalid: number; files: number };
+
+function tally(set: ManifestSet, valid: readonly Manifest[], problems: readonly Problem[]): Counts {
+  const invalid = set.invalid.length + set.manifests.length - valid.length;
+  const withDocuments = new Set(set.invalid.map((d) => d.position.file));
+  const kept = new Set(valid);
+  for (const m of set.manifests) if (!kept.has(m)) withDocuments.add(m.position.file);
+  const files = new Set(problems.map((p) => p.file).filter((file) => !withDocuments.has(file)));
+  return {
+    problems: problems.length,
+    manifests: valid.length + invalid,
+    valid: valid.length,
+    invalid,
+    files: files.size,
+  };
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
-/**
- * `12 valid manifests, no problems`, or `3 problems in 2 manifests; 10 of 12 manifests valid`: a
- * manifest that parsed but has a problem (an unresolved secret, a contract rule) is not valid, and a
- * problem too early to name its manifest (YAML syntax) is counted by file.
- */
-function summary(manifests: readonly Manifest[], problems: readonly Problem[]): string {
-  if (problems.length === 0) return `${plural(manifests.length, "valid manifest")}, no problems`;
-  const invalid = new Set(problems.flatMap((p) => (p.resource ? [p.resource] : [])));
-  const unnamed = new Set(problems.flatMap((p) => (p.resource ? [] : [p.file])));
-  const valid = manifests.filter((m) => !invalid.has(manifestId(m))).length;
+/** `12 valid manifests, no problems`, or `3 problems in 2 manifests; 10 of 12 manifests valid`. */
+function summary(counts: Counts): string {
+  if (counts.problems === 0) return `${plural(counts.valid, "valid manifest")}, no problems`;
   const where = [
-    ...(invalid.size > 0 ? [plural(invalid.size, "manifest")] : []),
-    ...(unnamed.size > 0 ? [plural(unnamed.size, "file")] : []),
+    ...(counts.invalid > 0 ? [plural(counts.invalid, "manifest")] : []),
+    ...(counts.files > 0 ? [plural(counts.files, "file")] : []),
   ].join(" and ");
-  return `${plural(problems.length, "problem")} in ${where}; ${valid} of ${plural(valid + invalid.size, "manifest")} valid`;
+  return `${plural(counts.problems, "problem")} in ${where}; ${counts.valid} of ${plural(counts.manifests, "manifest")} valid`;
 }

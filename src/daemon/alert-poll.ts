@@ -1,5 +1,6 @@
 import { isApiError, messageOf } from "../errors.js";
 import type { ManifestOf } from "../manifests/manifest.js";
+import { notFoundHint } from "../manifests/not-found.js";
 import type { PlatformClient } from "../platform/client.js";
 import { type Alert, dashboardOf } from "../platform/observability.js";
 import { resultOf } from "../resources.js";
@@ -44,9 +45,7 @@ export async function pollAlert(watch: ManifestOf<"AlertWatch">, deps: AlertPoll
     ));
   } catch (error) {
     const notFound = isApiError(error) && error.context.status === 404;
-    const message = notFound
-      ? `alert ${watch.spec.alertId} does not exist (the platform deletes an alert when its tile disappears)`
-      : `cannot read alert ${watch.spec.alertId}: ${messageOf(error)}`;
+    const message = `cannot read alert ${watch.spec.alertId}: ${messageOf(error)}${notFoundHint(watch.kind, error)}`;
     return {
       gone: notFound,
       status: {

@@ -1,5 +1,6 @@
 import { isApiError, messageOf } from "../errors.js";
 import type { ManifestOf } from "../manifests/manifest.js";
+import { notFoundHint } from "../manifests/not-found.js";
 import { maxAgeMs } from "../manifests/specs/backup-watch.js";
 import type { PlatformClient } from "../platform/client.js";
 import type { Backup } from "../platform/management.js";
@@ -56,7 +57,7 @@ export async function pollBackups(
       status: {
         ...base,
         ...resultOf(watch, "poll-failed", {
-          message: `cannot list the backups of service ${serviceId}: ${messageOf(error)}`,
+          message: `cannot list the backups of service ${serviceId}: ${messageOf(error)}${notFoundHint(watch.kind, error)}`,
           requestId: isApiError(error) ? error.context.requestId : undefined,
         }),
       },

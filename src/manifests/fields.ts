@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { hasUnsafe } from "../escape.js";
+import { nearest } from "./suggest.js";
 
 /**
  * Field schemas shared by the kinds, and the Kubernetes-style envelope every manifest has. Messages
@@ -7,6 +8,28 @@ import { hasUnsafe } from "../escape.js";
  */
 
 export const API_VERSION = "driftless/v1";
+
+/**
+ * zod skips a refinement when what it refines has problems of its own (an item of a list, a field of a
+ * mapping); these run it anyway, whenever the value is a list or a mapping, so that a repeated key or a
+ * rule between fields shows beside those problems in the same run. A refinement given one of them reads
+ * values that may be of any type.
+ */
+export const EVEN_WITH_ITEM_PROBLEMS = {
+  when: (payload: { value: unknown }) => Array.isArray(payload.value),
+};
+export const EVEN_WITH_FIELD_PROBLEMS = { when: (payload: { value: unknown }) => isMapping(payload.value) };
+
+export const isMapping = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** The string at `field` of a list item that may be broken; undefined when it is not a string. */
+export const stringField =
+  (field: string) =>
+  (item: unknown): string | undefined => {
+    const value = isMapping(item) ? item[field] : undefined;
+    return typeof value === "string" ? value : undefined;
+  };
 
 // guid, not uuid: the platform's ids need not carry an RFC 9562 version nibble to be valid ids.
 export const Uuid = z.guid({ error: "must be a UUID, like 2e7d4b18-6c3a-4f95-a0b1-c2d3e4f5a6b7" });
@@ -67,18 +90,23 @@ export const DRIFTLESS_ANNOTATIONS = {
   drift: "driftless/drift",
 } as const;
 
-const KNOWN_ANNOTATIONS = new Set<string>(Object.values(DRIFTLESS_ANNOTATIONS));
+const KNOWN_ANNOTATIONS: readonly string[] = Object.values(DRIFTLESS_ANNOTATIONS);
+
+/** What validate says of a `driftless/` key that is none of DRIFTLESS_ANNOTATIONS. */
+export function unknownAnnotation(key: string): string {
+  const near = nearest(key, KNOWN_ANNOTATIONS);
+  const known = `known: ${KNOWN_ANNOTATIONS.join(", ")}`;
+  return near
+    ? `unknown driftless annotation; did you mean ${near}? (${known})`
+    : `unknown driftless annotation; ${known}`;
+}
 
 export const Annotations = z
   .record(LabelKey, z.string({ error: "annotation values must be strings" }))
   .superRefine((annotations, ctx) => {
     for (const [key, value] of Object.entries(annotations)) {
-      if (key.startsWith("driftless/") && !KNOWN_ANNOTATIONS.has(key)) {
-        ctx.addIssue({
-          code: "custom",
-          path: [key],
-          message: `unknown driftless annotation; known: ${[...KNOWN_ANNOTATIONS].join(", ")}`,
-        });
+      if (key.startsWith("driftless/") && !KNOWN_ANNOTATIONS.includes(key)) {
+        ctx.addIssue({ code: "custom", path: [key], message: unknownAnnotation(key) });
       }
       if (key === DRIFTLESS_ANNOTATIONS.suspend && value !== "true" && value !== "false") {
         ctx.addIssue({ code: "custom", path: [key], message: 'must be "true" or "false"' });
@@ -90,7 +118,7 @@ export const Annotations = z
         ctx.addIssue({ code: "custom", path: [key], message: "must be a manifest name" });
       }
     }
-  });
+  }, EVEN_WITH_FIELD_PROBLEMS);
 
 export const Metadata = z.strictObject({
   name: ManifestName,
@@ -111,21 +139,25 @@ export function manifestDocument<K extends string, S extends z.ZodType>(kind: K,
     .meta({ title: kind });
 }
 
-/** Reports every value of `items` whose `keyOf` was already seen, at `path` + its index + `field`. */
-export function refineUnique<T>(
-  items: readonly T[],
-  keyOf: (item: T) => string | undefined,
-  ctx: z.RefinementCtx,
+/**
+ * `list` with a unique key per item: each repeat is reported at its index (and `field`), beside the
+ * items' own problems. `keyOf` reads an item that may be broken: undefined when it has no key.
+ */
+export function uniqueIn<S extends z.ZodArray>(
+  list: S,
+  keyOf: (item: unknown) => string | undefined,
   describe: (key: string) => string,
   field?: string,
-) {
-  const seen = new Set<string>();
-  items.forEach((item, index) => {
-    const key = keyOf(item);
-    if (key === undefined) return;
-    if (seen.has(key)) {
-      ctx.addIssue({ code: "custom", message: describe(key), path: field ? [index, field] : [index] });
-    }
-    seen.add(key);
-  });
+): S {
+  return list.superRefine((items, ctx) => {
+    const seen = new Set<string>();
+    items.forEach((item, index) => {
+      const key = keyOf(item);
+      if (key === undefined) return;
+      if (seen.has(key)) {
+        ctx.addIssue({ code: "custom", message: describe(key), path: field ? [index, field] : [index] });
+      }
+      seen.add(key);
+    });
+  }, EVEN_WITH_ITEM_PROBLEMS);
 }

@@ -1,8 +1,8 @@
 import { lstat, realpath } from "node:fs/promises";
 import { ConfigError, errnoOf, isConfigError, SupersededError } from "../errors.js";
-import type { Manifest, ParsedManifest } from "./manifest.js";
-import { DEFAULT_PARSE_LIMITS, type ParseLimits } from "./parse.js";
-import { withPositions } from "./positions.js";
+import type { InvalidDocument, Manifest, ParsedManifest } from "./manifest.js";
+import { DEFAULT_PARSE_LIMITS, type ParsedFile, type ParseLimits } from "./parse.js";
+import { locatedInvalid, withPositions } from "./positions.js";
 import { type Problem, sortProblems } from "./problem.js";
 import { type ParseCache, readManifestFiles } from "./read-file.js";
 import { checkReferences, type ReferenceOptions } from "./references.js";
@@ -16,6 +16,8 @@ export type ManifestSet = {
   revision?: string;
   /** The manifests that are valid and can be acted on, in file order. */
   manifests: Manifest[];
+  /** Every other document read, as far as it could be read: each has a problem. */
+  invalid: InvalidDocument[];
   /** Every problem found, sorted by file, line and column. */
   problems: Problem[];
   /**
@@ -64,30 +66,50 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
   const limits = options.limits ?? DEFAULT_PARSE_LIMITS;
 
   const outcomes = await readManifestFiles(walk.files, { maxFileBytes, limits, cache: options.cache });
-  const manifests: Manifest[] = [];
-  // Appended one by one: push(...list) throws RangeError past ~100,000 items, one hostile file's worth.
-  const append = <T>(to: T[], items: readonly T[]) => {
-    for (const item of items) to.push(item);
-  };
-  for (const outcome of outcomes) {
-    if (outcome.vanished) superseded = true;
-    append(problems, outcome.problems);
-    if (outcome.text !== undefined)
-      append(manifests, positionedManifests(outcome.file, outcome.text, outcome.manifests, options.cache));
-  }
-
-  const checked = checkReferences(manifests, options.existing ? { existing: options.existing } : {});
+  for (const outcome of outcomes) if (outcome.vanished) superseded = true;
+  const checked = checkedDocuments(outcomes, options);
   append(problems, checked.problems);
   // git-sync swaps the link atomically; if it moved during the pass, this set is already old.
   if (link && (await realpath(dir).catch(() => undefined)) !== root) superseded = true;
-  return { root, revision, manifests: checked.manifests, problems: sortProblems(problems), superseded };
+  return { root, revision, ...checked, problems: sortProblems(problems), superseded };
+}
+
+// Appended one by one: push(...list) throws RangeError past ~100,000 items, one hostile file's worth.
+function append<T>(to: T[], items: readonly T[]): void {
+  for (const item of items) to.push(item);
+}
+
+/**
+ * The documents of files read and parsed (their text, when it could be read, and its parse), with
+ * the checks between manifests done (references.ts): the valid manifests, the invalid documents, and
+ * every problem, unsorted. What loadManifests and plan --base's reader of git both make of files.
+ */
+export function checkedDocuments(
+  files: ReadonlyArray<{ file: string; text?: string | undefined } & ParsedFile>,
+  options: Pick<LoadOptions, "cache" | "existing"> = {},
+): Pick<ManifestSet, "manifests" | "invalid" | "problems"> {
+  const manifests: Manifest[] = [];
+  const invalid: InvalidDocument[] = [];
+  const problems: Problem[] = [];
+  for (const { file, text, ...parsed } of files) {
+    append(problems, parsed.problems);
+    if (text === undefined) continue;
+    append(manifests, positionedManifests(file, text, parsed.manifests, options.cache));
+    append(invalid, locatedInvalid(file, text, parsed.invalid));
+  }
+  const checked = checkReferences(manifests, {
+    invalid,
+    ...(options.existing ? { existing: options.existing } : {}),
+  });
+  append(problems, checked.problems);
+  return { manifests: checked.manifests, invalid: checked.invalid, problems };
 }
 
 /**
  * A file's parsed manifests with their positions, made once per parse when `cache` keeps them: a file
  * the cache parsed before hands back the same positioned manifests too.
  */
-export function positionedManifests(
+function positionedManifests(
   file: string,
   text: string,
   parsed: readonly ParsedManifest[],

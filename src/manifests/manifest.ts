@@ -77,12 +77,35 @@ export type ParsedManifest = Pick<Manifest, "kind" | "name" | "labels" | "annota
   ordinal: number;
 };
 
+/**
+ * A document that is not a valid manifest, as far as it could be read: where it starts, how its
+ * problems name it (`Kind/name`), and, of a known kind, its name and spec as written. The checks
+ * between manifests (references.ts) read these too, so that a missing reference or a name used twice
+ * shows beside the document's other problems, and a manifest naming it is not told it is missing.
+ */
+export type InvalidDocument = {
+  position: Position;
+  resource?: string;
+  kind?: Kind;
+  name?: string;
+  spec?: Record<string, unknown>;
+  /** Absent on documents built in code (tests); positionOf falls back to `position`. */
+  locate?: Locate;
+};
+
+/** An invalid document as a file's text gives it, before `locate` is attached (`ordinal` as in ParsedManifest). */
+export type ParsedInvalid = Omit<InvalidDocument, "locate"> & { ordinal: number };
+
 /** One loaded, schema-valid manifest. Narrow on `kind` to get its typed spec. */
 export type Manifest = Loaded<ManifestDocument>;
 export type ManifestOf<K extends Kind> = Extract<Manifest, { kind: K }>;
 
 /** Where `path` (from the document root, e.g. `["spec", "source", "kafka"]`) is in the manifest's file. */
-export function positionOf(manifest: Manifest, path: FieldPath, options?: { key?: boolean }): Position {
+export function positionOf(
+  manifest: Manifest | InvalidDocument,
+  path: FieldPath,
+  options?: { key?: boolean },
+): Position {
   return manifest.locate?.(path, options) ?? manifest.position;
 }
 

@@ -2,6 +2,7 @@ import { type Document, isCollection, isMap, isNode, isPair, isScalar, type Node
 import type { z } from "zod";
 import type { Position } from "../errors.js";
 import { parseFast } from "./fast-parse.js";
+import { isMapping } from "./fields.js";
 import {
   type FieldPath,
   formatPath,
@@ -9,6 +10,7 @@ import {
   KIND_SCHEMAS,
   KINDS,
   type Locate,
+  type ParsedInvalid,
   type ParsedManifest,
 } from "./manifest.js";
 import { documentStart, duplicateKey, isDocument, locator, parseYaml, type YamlFile } from "./positions.js";
@@ -30,7 +32,7 @@ export const DEFAULT_PARSE_LIMITS: ParseLimits = { maxAliases: 100, maxDepth: 32
  * worker thread. `ordinal` is its document's index among the file's non-empty documents.
  */
 
-export type ParsedFile = { manifests: ParsedManifest[]; problems: Problem[] };
+export type ParsedFile = { manifests: ParsedManifest[]; problems: Problem[]; invalid: ParsedInvalid[] };
 
 const ENVELOPE = "a manifest is a mapping with apiVersion, kind, metadata and spec";
 
@@ -65,7 +67,7 @@ const messages: z.core.$ZodErrorMap = (issue) => {
  */
 export function parseManifestFile(file: string, text: string, limits = DEFAULT_PARSE_LIMITS): ParsedFile {
   const fast = parseFast(text);
-  if (fast) return { manifests: fast, problems: [] };
+  if (fast) return { manifests: fast, problems: [], invalid: [] };
   return parseCarefully(file, text, limits);
 }
 
@@ -74,10 +76,10 @@ export function parseCarefully(file: string, text: string, limits = DEFAULT_PARS
   const deep = deepNesting(text, MAX_TEXT_NESTING);
   if (deep !== undefined) {
     const message = "the YAML is nested too deeply or too large to parse";
-    return { manifests: [], problems: [{ ...lineAndColumn(file, text, deep), message }] };
+    return { manifests: [], problems: [{ ...lineAndColumn(file, text, deep), message }], invalid: [] };
   }
   const yaml = parseYaml(file, text);
-  const result: ParsedFile = { manifests: [], problems: [] };
+  const result: ParsedFile = { manifests: [], problems: [], invalid: [] };
   yaml.documents.filter(isDocument).forEach((doc, ordinal) => {
     parseDocument(doc, ordinal, yaml.at, limits, result);
   });
@@ -96,6 +98,9 @@ function parseDocument(
   const resource = peekResource(doc);
   const report = (position: Position, message: string, extra: Partial<Problem> = {}) =>
     result.problems.push({ ...position, resource, ...extra, message });
+  // Called once a document is known to be invalid, with what could be read of it.
+  const rejected = (read: Pick<ParsedInvalid, "kind" | "name" | "spec"> = {}) =>
+    result.invalid.push({ ordinal, position: start, ...(resource ? { resource } : {}), ...read });
 
   // Warnings too (an unknown tag kept as a string, an unknown directive): a manifest is read one way only.
   const errors = [...doc.errors, ...doc.warnings];
@@ -108,6 +113,7 @@ function parseDocument(
       // Where yaml ran out of stack depends on the stack: the document's start is a stable place.
       report(error.code === "RESOURCE_EXHAUSTION" ? at(doc.range[0]) : at(error.pos[0]), message);
     }
+    rejected();
     return;
   }
   // Empty documents (a trailing `---`, a file of comments) were left out by the caller.
@@ -118,6 +124,7 @@ function parseDocument(
   if (odd) {
     const field = odd.path?.length ? formatPath(odd.path) : undefined;
     report(at(odd.node.range?.[0] ?? 0), odd.message, { field });
+    rejected();
     return;
   }
   let value: unknown;
@@ -125,18 +132,19 @@ function parseDocument(
     value = doc.toJS({ maxAliasCount: limits.maxAliases });
   } catch (error) {
     report(start, `too many aliases (more than ${limits.maxAliases}): ${(error as Error).message}`);
+    rejected();
     return;
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     report(start, ENVELOPE);
+    rejected();
     return;
   }
   const raw = value as Record<string, unknown>;
   const locate = locator(doc, at);
   if (!isKind(raw.kind)) {
-    const message =
-      raw.kind === undefined ? `kind is required: ${ENVELOPE}` : `must be one of ${KINDS.join(", ")}`;
-    report(locate(["kind"]), message, { field: raw.kind === undefined ? undefined : "kind" });
+    report(locate(["kind"]), unknownKind(raw.kind), { field: raw.kind === undefined ? undefined : "kind" });
+    rejected();
     return;
   }
   const schema = KIND_SCHEMAS[raw.kind];
@@ -146,6 +154,9 @@ function parseDocument(
       for (const problem of issueProblems(issue, raw, locate, schema))
         report(problem.position, problem.message, { resource, field: problem.field });
     }
+    const { metadata, spec } = raw;
+    const name = isMapping(metadata) && typeof metadata.name === "string" ? metadata.name : undefined;
+    rejected({ kind: raw.kind, ...(name ? { name } : {}), ...(isMapping(spec) ? { spec } : {}) });
     return;
   }
   const data = parsed.data;
@@ -157,6 +168,13 @@ function parseDocument(
     spec: data.spec,
     ordinal,
   } as ParsedManifest);
+}
+
+/** What validate says of a `kind` that is none of KINDS, with the kind a typo was meant to be. */
+function unknownKind(kind: unknown): string {
+  if (kind === undefined) return `kind is required: ${ENVELOPE}`;
+  const near = typeof kind === "string" ? nearest(kind, KINDS) : undefined;
+  return `must be one of ${KINDS.join(", ")}${near ? `; did you mean ${near}?` : ""}`;
 }
 
 /**

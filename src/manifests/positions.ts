@@ -10,7 +10,14 @@ import {
   type YAMLMap,
 } from "yaml";
 import type { Position } from "../errors.js";
-import type { FieldPath, Locate, Manifest, ParsedManifest } from "./manifest.js";
+import type {
+  FieldPath,
+  InvalidDocument,
+  Locate,
+  Manifest,
+  ParsedInvalid,
+  ParsedManifest,
+} from "./manifest.js";
 
 /** A file parsed by the yaml library, which knows where every node is. */
 export type YamlFile = {
@@ -108,12 +115,12 @@ export const isDocument = (doc: Document.Parsed): boolean => doc.errors.length >
 type Where = { position: Position; locate: Locate };
 
 /**
- * Manifests with their positions, computed on first use by one yaml parse of the file's text: most
- * manifests are valid and most positions are never asked for.
+ * Where each document of a file is, by ordinal, computed on first use by one yaml parse of the file's
+ * text: most manifests are valid and most positions are never asked for.
  */
-export function withPositions(file: string, text: string, parsed: readonly ParsedManifest[]): Manifest[] {
+function documentPlaces(file: string, text: string): (ordinal: number) => Where {
   let located: Where[] | undefined;
-  const whereOf = (ordinal: number): Where => {
+  return (ordinal) => {
     if (!located) {
       const yaml = parseYaml(file, text);
       located = yaml.documents
@@ -123,6 +130,11 @@ export function withPositions(file: string, text: string, parsed: readonly Parse
     const start = { file, line: 1, col: 1 };
     return located[ordinal] ?? { position: start, locate: () => start };
   };
+}
+
+/** Manifests with their positions, each found on first use (documentPlaces). */
+export function withPositions(file: string, text: string, parsed: readonly ParsedManifest[]): Manifest[] {
+  const whereOf = documentPlaces(file, text);
   return parsed.map(({ ordinal, ...manifest }) => {
     let memo: Where | undefined;
     const where = () => {
@@ -135,4 +147,18 @@ export function withPositions(file: string, text: string, parsed: readonly Parse
       locate: { value: locate, enumerable: false },
     }) as Manifest;
   });
+}
+
+/** Invalid documents with a `locate` for their fields (their start is known from the parse). */
+export function locatedInvalid(
+  file: string,
+  text: string,
+  parsed: readonly ParsedInvalid[],
+): InvalidDocument[] {
+  if (parsed.length === 0) return [];
+  const whereOf = documentPlaces(file, text);
+  return parsed.map(({ ordinal, ...document }) => ({
+    ...document,
+    locate: (path, options) => whereOf(ordinal).locate(path, options),
+  }));
 }

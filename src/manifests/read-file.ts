@@ -1,6 +1,6 @@
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats, statSync } from "node:fs";
 import { errnoOf } from "../errors.js";
-import type { Manifest, ParsedManifest } from "./manifest.js";
+import type { Manifest, ParsedInvalid, ParsedManifest } from "./manifest.js";
 import { type ParseLimits, parseManifestFile } from "./parse.js";
 import type { Problem } from "./problem.js";
 import type { FoundFile } from "./walk.js";
@@ -26,11 +26,15 @@ export function createParseCache(): ParseCache {
   return { files: new Map(), positioned: new WeakMap() };
 }
 
-/** What reading one file gave: its text (kept for positions), its valid manifests and its problems. */
+/**
+ * What reading one file gave: its text (kept for positions), its valid manifests, its invalid
+ * documents and its problems.
+ */
 export type FileOutcome = {
   file: string;
   text?: string;
   manifests: ParsedManifest[];
+  invalid: ParsedInvalid[];
   problems: Problem[];
   /** The file was listed but is gone: the folder changed under the pass. */
   vanished?: boolean;
@@ -117,6 +121,7 @@ export function readManifestFile(
   const refuse = (message: string): FileOutcome => ({
     file: found.file,
     manifests: [],
+    invalid: [],
     problems: [{ file: found.file, line: 1, col: 1, message }],
   });
   const tooBig = (size: number) =>
@@ -136,7 +141,8 @@ export function readManifestFile(
     ({ bytes, stamp } = read);
   } catch (error) {
     const code = errnoOf(error);
-    if (code === "ENOENT") return { file: found.file, manifests: [], problems: [], vanished: true };
+    if (code === "ENOENT")
+      return { file: found.file, manifests: [], invalid: [], problems: [], vanished: true };
     return refuse(`cannot read file: ${code ?? String(error)}`);
   }
   if (bytes.includes(0)) return refuse("binary file (it holds NUL bytes): not YAML text");

@@ -1,11 +1,12 @@
 import { resourceId } from "../resources.js";
-import { addressField, idKey, manifestId, manifestObject, sameId } from "./identity.js";
+import { isMapping, stringField } from "./fields.js";
+import { addressField, apiObjectOf, idKey, manifestId, manifestObject, sameId } from "./identity.js";
 import {
   type FieldPath,
   formatPath,
+  type InvalidDocument,
   type Kind,
   type Manifest,
-  type ManifestOf,
   positionOf,
 } from "./manifest.js";
 import type { Problem } from "./problem.js";
@@ -17,54 +18,88 @@ export type ReferenceOptions = {
    * file must not turn the resource it collides with Invalid. Default: the first one read keeps it.
    */
   existing?: (m: Manifest) => boolean;
+  /**
+   * The documents that are not valid manifests (parse.ts). Their names, ids and references are checked
+   * too, so that one run reports every problem of a document; they never take a name or an object from
+   * a valid manifest; and a manifest that names one is not told it is missing (it waits for it).
+   */
+  invalid?: readonly InvalidDocument[];
 };
 
 /**
  * Checks that need more than one manifest: names unique per kind, no two manifests addressing the same
  * API object, and references by manifest name (DataPipe → ReversePrivateEndpoint, AlertWatch →
  * Dashboard and tile). Returns the manifests that can be acted on: the first of two duplicates is
- * kept, a later duplicate and a manifest with a broken reference are dropped (each with a problem).
+ * kept, a later duplicate and a manifest with a broken reference are dropped (each with a problem),
+ * and become invalid documents beside the ones given.
  */
 export function checkReferences(
   manifests: Manifest[],
   options: ReferenceOptions = {},
-): { manifests: Manifest[]; problems: Problem[] } {
-  const check = new Check();
-  uniqueNames(manifests, check);
-  oneManifestPerObject(manifests, check, options.existing);
-  const endpoints = byName(manifests, "ReversePrivateEndpoint", check);
-  const dashboards = byName(manifests, "Dashboard", check);
-  for (const m of manifests) {
-    if (m.kind === "DataPipe") pipeEndpoints(m, endpoints, check);
-    if (m.kind === "AlertWatch") alertDashboard(m, dashboards, check);
+): { manifests: Manifest[]; problems: Problem[]; invalid: InvalidDocument[] } {
+  const check = new Check(manifests);
+  const invalid = options.invalid ?? [];
+  uniqueNames(manifests, invalid, check);
+  oneManifestPerObject(manifests, invalid, check, options.existing);
+  const endpoints = byName(manifests, invalid, "ReversePrivateEndpoint", check);
+  const dashboards = byName(manifests, invalid, "Dashboard", check);
+  for (const doc of [...manifests, ...invalid]) {
+    if (doc.kind === "DataPipe") pipeEndpoints(doc, endpoints, check);
+    if (doc.kind === "AlertWatch") alertDashboard(doc, dashboards, check);
   }
   oneDashboardPerTile(dashboards, check);
-  return { manifests: manifests.filter((m) => !check.dropped.has(m)), problems: check.problems };
+  const dropped = manifests.filter((m) => check.dropped.has(m)).map(asInvalid);
+  return {
+    manifests: manifests.filter((m) => !check.dropped.has(m)),
+    problems: check.problems,
+    invalid: [...invalid, ...dropped],
+  };
 }
 
-/** The problems found so far, and the manifests they drop. */
+/** A document the checks read: a valid manifest, or an invalid one as far as it could be read. */
+type Doc = Manifest | InvalidDocument;
+
+/** A document named by a reference: `valid` when it is a manifest that can be acted on. */
+type Target = { doc: Doc; valid: boolean };
+
+/** The problems found so far, and the valid manifests they drop. */
 class Check {
   readonly problems: Problem[] = [];
   readonly dropped = new Set<Manifest>();
+  private readonly valid: ReadonlySet<Doc>;
 
-  report(m: Manifest, path: FieldPath, message: string): void {
+  constructor(manifests: readonly Manifest[]) {
+    this.valid = new Set(manifests);
+  }
+
+  report(doc: Doc, path: FieldPath, message: string): void {
     this.problems.push({
-      ...positionOf(m, path),
-      resource: resourceId(m),
+      ...positionOf(doc, path),
+      resource: idOf(doc),
       field: path.length ? formatPath(path) : undefined,
       message,
     });
-    this.dropped.add(m);
+    if (this.isValid(doc)) this.dropped.add(doc);
+  }
+
+  isValid(doc: Doc): doc is Manifest {
+    return this.valid.has(doc) && !this.dropped.has(doc as Manifest);
   }
 }
 
 /** Names unique per kind: the name is the resource's identity in state and status. */
-function uniqueNames(manifests: readonly Manifest[], check: Check): void {
-  const seen = new Map<string, Manifest>();
-  for (const m of manifests) {
-    const first = seen.get(manifestId(m));
-    if (first) check.report(m, ["metadata", "name"], `the name is already used by ${where(first)}`);
-    else seen.set(manifestId(m), m);
+function uniqueNames(
+  manifests: readonly Manifest[],
+  invalid: readonly InvalidDocument[],
+  check: Check,
+): void {
+  const seen = new Map<string, Doc>();
+  for (const doc of [...manifests, ...invalid]) {
+    const id = nameOf(doc);
+    if (id === undefined) continue;
+    const first = seen.get(id);
+    if (first) check.report(doc, ["metadata", "name"], `the name is already used by ${where(first)}`);
+    else seen.set(id, doc);
   }
 }
 
@@ -74,6 +109,7 @@ function uniqueNames(manifests: readonly Manifest[], check: Check): void {
  */
 function oneManifestPerObject(
   manifests: readonly Manifest[],
+  invalid: readonly InvalidDocument[],
   check: Check,
   existing: (m: Manifest) => boolean = () => false,
 ): void {
@@ -89,89 +125,137 @@ function oneManifestPerObject(
     // The one already managed keeps the object; otherwise the first one read.
     const [owner, other] = existing(m) && !existing(first) ? [m, first] : [first, m];
     owners.set(object, owner);
-    check.report(
-      other,
-      ["spec", addressField(other.kind)],
-      `addresses the same API object as ${resourceId(owner)} (${where(owner)})${existing(owner) ? ", which driftless already manages" : ""}`,
-    );
+    check.report(other, ["spec", addressField(other.kind)], sameObject(owner, existing(owner)));
+  }
+  // An invalid document never takes an object from a valid manifest: it is the one reported.
+  const claimed = new Map<string, Doc>(owners);
+  for (const doc of invalid) {
+    if (!doc.kind || !doc.spec) continue;
+    const object = apiObjectOf(doc.kind, doc.spec);
+    if (object === undefined) continue;
+    const owner = claimed.get(object);
+    if (owner) check.report(doc, ["spec", addressField(doc.kind)], sameObject(owner, false));
+    else claimed.set(object, doc);
   }
 }
 
-/** The manifests of `kind` still valid, by name. */
-function byName<K extends Kind>(
+const sameObject = (owner: Doc, managed: boolean) =>
+  `addresses the same API object as ${idOf(owner)} (${where(owner)})${managed ? ", which driftless already manages" : ""}`;
+
+/**
+ * The documents of `kind` a reference may name, by name: the valid manifests first, then the invalid
+ * documents (and the manifests dropped so far) under a name no valid manifest has.
+ */
+function byName(
   manifests: readonly Manifest[],
-  kind: K,
+  invalid: readonly InvalidDocument[],
+  kind: Kind,
   check: Check,
-): Map<string, ManifestOf<K>> {
-  const found = new Map<string, ManifestOf<K>>();
-  for (const m of manifests) if (isOfKind(m, kind) && !check.dropped.has(m)) found.set(m.name, m);
+): Map<string, Target> {
+  const found = new Map<string, Target>();
+  for (const m of manifests)
+    if (m.kind === kind && check.isValid(m)) found.set(m.name, { doc: m, valid: true });
+  for (const doc of [...manifests, ...invalid]) {
+    if (doc.kind !== kind || doc.name === undefined || found.has(doc.name)) continue;
+    found.set(doc.name, { doc, valid: check.isValid(doc) });
+  }
   return found;
 }
 
-const isOfKind = <K extends Kind>(m: Manifest, kind: K): m is ManifestOf<K> => m.kind === kind;
-
 /** The endpoints a pipe names exist, in the pipe's organization and service. */
-function pipeEndpoints(
-  m: ManifestOf<"DataPipe">,
-  endpoints: ReadonlyMap<string, ManifestOf<"ReversePrivateEndpoint">>,
-  check: Check,
-): void {
-  const names = m.spec.source?.kafka?.reversePrivateEndpoints ?? [];
+function pipeEndpoints(pipe: Doc, endpoints: ReadonlyMap<string, Target>, check: Check): void {
+  const names = specAt(pipe, "source", "kafka", "reversePrivateEndpoints");
+  if (!Array.isArray(names)) return;
   names.forEach((name, index) => {
+    if (typeof name !== "string") return;
     const path = ["spec", "source", "kafka", "reversePrivateEndpoints", index];
     const endpoint = endpoints.get(name);
     if (!endpoint) {
-      check.report(m, path, `no ReversePrivateEndpoint named ${name}`);
+      check.report(pipe, path, `no ReversePrivateEndpoint named ${name}`);
       return;
     }
-    const { organizationId, serviceId } = m.spec;
-    if (
-      !sameId(endpoint.spec.organizationId, organizationId) ||
-      !sameId(endpoint.spec.serviceId, serviceId)
-    ) {
+    const ids = (doc: Doc) => ["organizationId", "serviceId"].map((field) => textAt(doc, field));
+    const [pipeOrganization, pipeService] = ids(pipe);
+    const [organization, service] = ids(endpoint.doc);
+    if (!pipeOrganization || !pipeService || !organization || !service) return;
+    if (!sameId(organization, pipeOrganization) || !sameId(service, pipeService)) {
       check.report(
-        m,
+        pipe,
         path,
-        `${resourceId(endpoint)} belongs to another organization or service than this pipe`,
+        `${idOf(endpoint.doc)} belongs to another organization or service than this pipe`,
       );
     }
   });
 }
 
-/** The dashboard and tile an alert watch names exist. */
-function alertDashboard(
-  m: ManifestOf<"AlertWatch">,
-  dashboards: ReadonlyMap<string, ManifestOf<"Dashboard">>,
-  check: Check,
-): void {
-  if (m.spec.dashboard === undefined) return;
-  const dashboard = dashboards.get(m.spec.dashboard);
+/** The dashboard and tile an alert watch names exist (the tile as far as its dashboard can be read). */
+function alertDashboard(watch: Doc, dashboards: ReadonlyMap<string, Target>, check: Check): void {
+  const name = textAt(watch, "dashboard");
+  if (name === undefined) return;
+  const dashboard = dashboards.get(name);
   if (!dashboard) {
-    check.report(m, ["spec", "dashboard"], `no Dashboard named ${m.spec.dashboard}`);
+    check.report(watch, ["spec", "dashboard"], `no Dashboard named ${name}`);
     return;
   }
-  const tile = m.spec.tile;
-  if (tile !== undefined && !dashboard.spec.tiles.some((t) => t.key === tile)) {
-    check.report(m, ["spec", "tile"], `${resourceId(dashboard)} has no tile with key ${tile}`);
+  const tile = textAt(watch, "tile");
+  const tiles = specAt(dashboard.doc, "tiles");
+  if (tile === undefined || !Array.isArray(tiles)) return;
+  if (!tiles.some((t) => stringField("key")(t) === tile)) {
+    check.report(watch, ["spec", "tile"], `${idOf(dashboard.doc)} has no tile with key ${tile}`);
   }
 }
 
 /** Tile ids are API objects too: one tile adopted by two dashboards would be moved back and forth. */
-function oneDashboardPerTile(dashboards: ReadonlyMap<string, ManifestOf<"Dashboard">>, check: Check): void {
-  const owners = new Map<string, ManifestOf<"Dashboard">>();
-  for (const dashboard of dashboards.values()) {
-    dashboard.spec.tiles.forEach((tile, index) => {
-      if (tile.id === undefined) return;
-      const first = owners.get(idKey(tile.id));
-      if (first && first !== dashboard) {
-        check.report(
-          dashboard,
-          ["spec", "tiles", index, "id"],
-          `tile ${tile.id} is already adopted by ${resourceId(first)}`,
-        );
-      } else owners.set(idKey(tile.id), dashboard);
+function oneDashboardPerTile(dashboards: ReadonlyMap<string, Target>, check: Check): void {
+  const owners = new Map<string, Doc>();
+  for (const { doc } of dashboards.values()) {
+    const tiles = specAt(doc, "tiles");
+    if (!Array.isArray(tiles)) continue;
+    tiles.forEach((tile, index) => {
+      const id = stringField("id")(tile);
+      if (id === undefined) return;
+      const first = owners.get(idKey(id));
+      if (first && first !== doc) {
+        check.report(doc, ["spec", "tiles", index, "id"], `tile ${id} is already adopted by ${idOf(first)}`);
+      } else owners.set(idKey(id), doc);
     });
   }
 }
 
-const where = (m: Manifest) => `${m.position.file}:${m.position.line}`;
+/** A valid manifest dropped by a check, as the invalid document it now is. */
+const asInvalid = (m: Manifest): InvalidDocument => ({
+  position: m.position,
+  resource: manifestId(m),
+  kind: m.kind,
+  name: m.name,
+  spec: m.spec,
+  ...(m.locate ? { locate: m.locate } : {}),
+});
+
+/** `Kind/name` of a document, as its problems name it. */
+const idOf = (doc: Doc): string | undefined => (doc as InvalidDocument).resource ?? nameOf(doc);
+
+/** `Kind/name` of a document whose kind and name could be read, else undefined. */
+const nameOf = (doc: Doc): string | undefined =>
+  isManifest(doc)
+    ? manifestId(doc)
+    : doc.kind && doc.name !== undefined
+      ? resourceId({ kind: doc.kind, name: doc.name })
+      : undefined;
+
+/** A valid manifest (as loaded) rather than an invalid document: only manifests carry labels. */
+const isManifest = (doc: Doc): doc is Manifest => "labels" in doc;
+
+/** The value at `path` of a document's spec, whatever the document's state; undefined when not there. */
+function specAt(doc: Doc, ...path: string[]): unknown {
+  let value: unknown = doc.spec;
+  for (const step of path) value = isMapping(value) ? value[step] : undefined;
+  return value;
+}
+
+const textAt = (doc: Doc, ...path: string[]): string | undefined => {
+  const value = specAt(doc, ...path);
+  return typeof value === "string" ? value : undefined;
+};
+
+const where = (doc: Doc) => `${doc.position.file}:${doc.position.line}`;

@@ -14,7 +14,14 @@ import { PassMetrics } from "../telemetry/pass-metrics.js";
 import { dryRun, unmanagedViews, viewOfOutcome } from "./dry-run.js";
 import { type ApplyEffects, applyEffects } from "./effects.js";
 import { prepareRecords, readSecrets, refLookup, runPhases, startPass } from "./pass.js";
-import { type DriftFinding, driftCounts, foldAll, readDrift, viewWithDrift } from "./plan-drift.js";
+import {
+  type DriftCounts,
+  type DriftReads,
+  driftCounts,
+  foldAll,
+  readDrift,
+  viewWithDrift,
+} from "./plan-drift.js";
 import type { RecordChanges } from "./records.js";
 import type {
   ApplyOptions,
@@ -40,8 +47,8 @@ export type PlanReport = {
   stateEmpty: boolean;
   problems: Problem[];
   resources: PlanView[];
-  /** With reads on: how many live objects differ from git, and how many could not be read. */
-  reads?: { drifted: number; unread: number };
+  /** With reads on: how many live objects were read, differ from git, could not be read, were never applied. */
+  reads?: DriftCounts;
 };
 
 /**
@@ -64,7 +71,7 @@ export async function planPass(
   const stateEmpty = Object.keys(pass.state.resources).length === 0;
   const clock = deps.now ?? (() => new Date());
   const now = clock();
-  const findings =
+  const reads =
     options.readDrift && deps.read ? await readAndFoldDrift(deps, deps.read, pass, now) : undefined;
   const { outcomes, records } = await dryRun(pass, {
     ...options,
@@ -85,11 +92,11 @@ export async function planPass(
     resources: [
       ...outcomes.map((outcome) => {
         const view = viewOfOutcome(outcome);
-        return viewWithDrift(view, findings?.get(resourceId(outcome.status)), fixed(view.kind));
+        return viewWithDrift(view, reads?.findings.get(resourceId(outcome.status)), fixed(view.kind));
       }),
       ...unmanagedViews(records),
     ],
-    ...(findings ? { reads: driftCounts(findings) } : {}),
+    ...(reads ? { reads: driftCounts(reads) } : {}),
   };
 }
 
@@ -97,20 +104,15 @@ export async function planPass(
  * Reads each managed object and lays what was changed outside git over its record, so that the pass
  * sends it back (plan-drift.ts); a read that fails leaves its resource as with reads off.
  */
-async function readAndFoldDrift(
-  deps: EngineDeps,
-  read: Read,
-  pass: Pass,
-  now: Date,
-): Promise<Map<string, DriftFinding>> {
+async function readAndFoldDrift(deps: EngineDeps, read: Read, pass: Pass, now: Date): Promise<DriftReads> {
   const { manifests } = pass.set;
   const context = { now, reassert: false, ref: refLookup(pass, true) };
-  const findings = await readDrift(manifests, pass.state, read, {
+  const reads = await readDrift(manifests, pass.state, read, {
     concurrency: deps.concurrency ?? 4,
     context,
   });
-  foldAll(manifests, pass.state, findings);
-  return findings;
+  foldAll(manifests, pass.state, reads.findings);
+  return reads;
 }
 
 /** What a reconciler keeps from pass to pass. */
@@ -192,8 +194,7 @@ async function readDriftBeforeApplying(
   now: Date,
   log: Logger,
 ): Promise<void> {
-  const findings = await readAndFoldDrift(deps, read, pass, now);
-  const { drifted, unread } = driftCounts(findings);
+  const { drifted, unread } = driftCounts(await readAndFoldDrift(deps, read, pass, now));
   if (drifted + unread > 0)
     log.info({ drifted, unread }, "live objects read: what changed outside git is sent back");
 }

@@ -58,6 +58,15 @@ export async function readAndCompare(
   };
 }
 
+/** What the reads of a plan or an apply found: a finding by resource, and how many were read or left. */
+export type DriftReads = {
+  findings: Map<string, DriftFinding>;
+  /** Reads answered (the object equal, changed or gone). */
+  read: number;
+  /** Resources a read could see but driftless never applied: not read (a first apply sends it all). */
+  unapplied: number;
+};
+
 /**
  * Reads every managed object a read can see and driftless applied before, a few at once: what each
  * read found, by resource. `context` is the pass's (how a resource sees the ones it names).
@@ -67,32 +76,29 @@ export async function readDrift(
   state: State,
   read: Read,
   options: { concurrency: number; context: PlanContext },
-): Promise<Map<string, DriftFinding>> {
-  const findings = new Map<string, DriftFinding>();
+): Promise<DriftReads> {
+  const reads: DriftReads = { findings: new Map(), read: 0, unapplied: 0 };
   await mapLimited(manifests, options.concurrency, async (manifest) => {
     const id = manifestId(manifest);
     const record = state.resources[id];
+    if (isNone(observeOf(manifest.kind))) return;
     // Never applied: there is nothing of driftless's to compare, and everything is sent anyway.
-    if (!record?.appliedAt) return;
+    if (!record?.appliedAt) {
+      reads.unapplied += 1;
+      return;
+    }
     try {
       const found = await readAndCompare(read, manifest, record, options.context);
       if (!found) return;
-      if (found.live === undefined) findings.set(id, { gone: true });
-      else if (found.fields.length > 0) findings.set(id, { fields: found.fields, live: found.live });
+      reads.read += 1;
+      if (found.live === undefined) reads.findings.set(id, { gone: true });
+      else if (found.fields.length > 0) reads.findings.set(id, { fields: found.fields, live: found.live });
     } catch (error) {
-      findings.set(id, { error: messageOf(error) });
+      reads.findings.set(id, { error: messageOf(error) });
     }
   });
-  return findings;
+  return reads;
 }
-
-/** A manifest and its record as a kind's operations take them; its secrets are not read (never compared). */
-const subjectOf = (target: Manifest, record: ResourceRecord | undefined) => ({
-  kind: target.kind,
-  name: target.name,
-  spec: unreadSecrets(target),
-  record,
-});
 
 /**
  * How a resource read outside a pass sees the ones it names (the daemon's read rounds): by the server
@@ -111,6 +117,14 @@ export function contextOfRecords(records: Readonly<Record<string, ResourceRecord
     },
   };
 }
+
+/** A manifest and its record as a kind's operations take them; its secrets are not read (never compared). */
+const subjectOf = (target: Manifest, record: ResourceRecord | undefined) => ({
+  kind: target.kind,
+  name: target.name,
+  spec: unreadSecrets(target),
+  record,
+});
 
 /** Lays the drift of each finding over the records of `state`, in memory. */
 export function foldAll(manifests: readonly Manifest[], state: State, findings: Map<string, DriftFinding>) {
@@ -153,16 +167,15 @@ export function viewWithDrift(view: PlanView, finding: DriftFinding | undefined,
   return { ...view, changes };
 }
 
-/** How many resources a read found changed outside git, and how many could not be read. */
-export function driftCounts(findings: ReadonlyMap<string, DriftFinding>): {
-  drifted: number;
-  unread: number;
-} {
+/** What plan says of its reads: read, changed outside git, not read (failed, or never applied). */
+export type DriftCounts = { read: number; drifted: number; unread: number; unapplied: number };
+
+export function driftCounts({ findings, read, unapplied }: DriftReads): DriftCounts {
   let drifted = 0;
   let unread = 0;
   for (const finding of findings.values()) {
     if ("fields" in finding) drifted += 1;
     if ("error" in finding) unread += 1;
   }
-  return { drifted, unread };
+  return { read, drifted, unread, unapplied };
 }

@@ -3,6 +3,7 @@ import { createOf } from "../kinds/index.js";
 import { isNone } from "../kinds/kind.js";
 import { manifestId } from "../manifests/identity.js";
 import type { Manifest } from "../manifests/manifest.js";
+import { notFoundHint } from "../manifests/not-found.js";
 import type { Write } from "../plan/types.js";
 import { isPlainObject } from "../plan/values.js";
 import { type PlanView, viewOf } from "../plan/view.js";
@@ -314,12 +315,9 @@ async function failed(
   if (error.context.status !== undefined) job.failedRequests++;
   job.requestId = error.context.requestId ?? job.requestId;
   if (error.context.retryable) return job.finish("platform-error", error.message + unsaved);
-  const refusal = {
-    fingerprint,
-    message: error.message,
-    ...(job.requestId ? { requestId: job.requestId } : {}),
-  };
-  return job.finish("refused-by-platform", error.message + unsaved, { refusal });
+  const message = error.message + notFoundHint(manifest.kind, error);
+  const refusal = { fingerprint, message, ...(job.requestId ? { requestId: job.requestId } : {}) };
+  return job.finish("refused-by-platform", message + unsaved, { refusal });
 }
 
 /** The dotted paths of a body's leaves (a list is one leaf): what a request sent, never its values. */

@@ -3,16 +3,14 @@ import { realpath, stat } from "node:fs/promises";
 import { isAbsolute, relative, sep } from "node:path";
 import { ConfigError } from "../errors.js";
 import {
+  checkedDocuments,
   DEFAULT_MAX_FILE_BYTES,
   loadSettled,
   type ManifestSet,
-  positionedManifests,
 } from "../manifests/load.js";
-import type { Manifest } from "../manifests/manifest.js";
 import { DEFAULT_PARSE_LIMITS, parseManifestFile } from "../manifests/parse.js";
-import { type Problem, sortProblems } from "../manifests/problem.js";
+import { sortProblems } from "../manifests/problem.js";
 import type { ParseCache } from "../manifests/read-file.js";
-import { checkReferences } from "../manifests/references.js";
 
 /**
  * The manifests at the base of a `plan --base`: the same relative folder at a git revision of the
@@ -172,21 +170,20 @@ function decode(bytes: Buffer): { text?: string; problem?: string } {
 }
 
 /**
- * The manifests and problems of the texts, exactly as loadManifests makes them of files, each file's
- * parse kept in `cache` as loadManifests keeps it.
+ * The manifests, invalid documents and problems of the texts, exactly as loadManifests makes them of
+ * files, each file's parse kept in `cache` as loadManifests keeps it.
  */
-function parseTexts(texts: readonly Text[], cache?: ParseCache): Pick<ManifestSet, "manifests" | "problems"> {
-  const manifests: Manifest[] = [];
-  const problems: Problem[] = [];
-  for (const { file, text, problem } of texts) {
-    if (problem !== undefined) problems.push({ file, line: 1, col: 1, message: problem });
-    if (text === undefined) continue;
+function parseTexts(
+  texts: readonly Text[],
+  cache?: ParseCache,
+): Pick<ManifestSet, "manifests" | "invalid" | "problems"> {
+  const files = texts.map(({ file, text, problem }) => {
+    const refused = problem === undefined ? [] : [{ file, line: 1, col: 1, message: problem }];
+    if (text === undefined) return { file, manifests: [], invalid: [], problems: refused };
     const parsed = parseManifestFile(file, text, DEFAULT_PARSE_LIMITS);
     cache?.files.set(file, { text, parsed });
-    for (const p of parsed.problems) problems.push(p);
-    for (const m of positionedManifests(file, text, parsed.manifests, cache)) manifests.push(m);
-  }
-  const checked = checkReferences(manifests);
-  for (const p of checked.problems) problems.push(p);
-  return { manifests: checked.manifests, problems: sortProblems(problems) };
+    return { file, text, ...parsed, problems: [...refused, ...parsed.problems] };
+  });
+  const checked = checkedDocuments(files, cache ? { cache } : {});
+  return { ...checked, problems: sortProblems(checked.problems) };
 }

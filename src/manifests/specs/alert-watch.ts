@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ManifestName, manifestDocument, NonEmpty, PathId } from "../fields.js";
+import { EVEN_WITH_FIELD_PROBLEMS, ManifestName, manifestDocument, NonEmpty, PathId } from "../fields.js";
 
 /**
  * GET /api/v2/alerts/{alertId}, polled and exported as metrics. `dashboard` (a Dashboard manifest's
@@ -20,7 +20,7 @@ export const AlertWatchSpec = z
         message: "needs dashboard: a tile key is only unique in its dashboard",
       });
     }
-  });
+  }, EVEN_WITH_FIELD_PROBLEMS);
 export type AlertWatchSpec = z.infer<typeof AlertWatchSpec>;
 
 export const AlertWatch = manifestDocument("AlertWatch", AlertWatchSpec);

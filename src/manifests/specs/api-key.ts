@@ -1,6 +1,6 @@
 import { isIP } from "node:net";
 import { z } from "zod";
-import { Bool, manifestDocument, NonEmpty, refineUnique, Text, Uuid } from "../fields.js";
+import { Bool, manifestDocument, NonEmpty, Text, Uuid, uniqueIn } from "../fields.js";
 
 export const KEY_ROLES = ["admin", "developer", "query_endpoints"] as const;
 export const KeyRole = z.enum(KEY_ROLES, { error: `must be one of ${KEY_ROLES.join(", ")}` });
@@ -48,18 +48,11 @@ export const ApiKeySpec = z.strictObject({
   keyId: Uuid,
   // Only the ids are required: a field left out is not managed (a PATCH leaves it as it is).
   name: NonEmpty.optional(),
-  roles: z
-    .array(KeyRole, { error: "must be a list of roles" })
-    .min(1, { error: "must hold at least one role" })
-    .superRefine((roles, ctx) =>
-      refineUnique(
-        roles,
-        (r) => r,
-        ctx,
-        (r) => `role ${r} is listed twice`,
-      ),
-    )
-    .optional(),
+  roles: uniqueIn(
+    z.array(KeyRole, { error: "must be a list of roles" }).min(1, { error: "must hold at least one role" }),
+    (role) => (typeof role === "string" ? role : undefined),
+    (role) => `role ${role} is listed twice`,
+  ).optional(),
   expireAt: ExpireAt.optional(),
   ipAccessList: z.array(IpAccessEntry).optional(),
   state: z.enum(["enabled", "disabled"], { error: "must be enabled or disabled" }).optional(),

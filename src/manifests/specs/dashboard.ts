@@ -1,5 +1,15 @@
 import { z } from "zod";
-import { Bool, Int, manifestDocument, NonEmpty, PathId, refineUnique, Text } from "../fields.js";
+import {
+  Bool,
+  EVEN_WITH_FIELD_PROBLEMS,
+  Int,
+  manifestDocument,
+  NonEmpty,
+  PathId,
+  stringField,
+  Text,
+  uniqueIn,
+} from "../fields.js";
 
 /**
  * PUT /api/v2/dashboards/{id}. The minimal contract names some values that "occur" for series fields
@@ -68,19 +78,25 @@ export const Series = z
     content: Text.optional(),
   })
   .superRefine((series, ctx) => {
-    if (series.aggFn === undefined && !UNAGGREGATED.has(series.type)) {
+    // Run beside the series' other problems (EVEN_WITH_FIELD_PROBLEMS): its fields may be of any type.
+    if (series.aggFn === undefined && typeof series.type === "string" && !UNAGGREGATED.has(series.type)) {
       ctx.addIssue({ code: "custom", path: ["aggFn"], message: `is required on a ${series.type} series` });
     }
     // With a query language stated, `where` is that language's; without one, the minimal contract's form.
     const { where } = series;
-    if (where && series.whereLanguage === undefined && !FIELD_VALUE.test(where)) {
+    if (
+      typeof where === "string" &&
+      where &&
+      series.whereLanguage === undefined &&
+      !FIELD_VALUE.test(where)
+    ) {
       ctx.addIssue({
         code: "custom",
         path: ["where"],
         message: "must have the form <field>:<value>, like level:error",
       });
     }
-  });
+  }, EVEN_WITH_FIELD_PROBLEMS);
 export type Series = z.infer<typeof Series>;
 
 // The grid's size is not shown; these bounds only catch typos (a stray extra digit), not layouts.
@@ -107,22 +123,17 @@ export const DashboardSpec = z.strictObject({
   dashboardId: PathId,
   name: NonEmpty,
   tags: z.array(Text).optional(),
-  tiles: z.array(Tile).superRefine((tiles, ctx) => {
-    refineUnique(
-      tiles,
-      (t) => t.key,
-      ctx,
+  tiles: uniqueIn(
+    uniqueIn(
+      z.array(Tile),
+      stringField("key"),
       (key) => `tile key ${key} is used twice in this dashboard`,
       "key",
-    );
-    refineUnique(
-      tiles,
-      (t) => t.id,
-      ctx,
-      (id) => `tile id ${id} is adopted twice in this dashboard`,
-      "id",
-    );
-  }),
+    ),
+    stringField("id"),
+    (id) => `tile id ${id} is adopted twice in this dashboard`,
+    "id",
+  ),
 });
 export type DashboardSpec = z.infer<typeof DashboardSpec>;
 

@@ -1,5 +1,15 @@
 import { z } from "zod";
-import { Bool, Int, ManifestName, manifestDocument, NonEmpty, refineUnique, Uuid } from "../fields.js";
+import {
+  Bool,
+  EVEN_WITH_FIELD_PROBLEMS,
+  Int,
+  ManifestName,
+  manifestDocument,
+  NonEmpty,
+  stringField,
+  Uuid,
+  uniqueIn,
+} from "../fields.js";
 import { SecretRef } from "../secrets.js";
 
 /**
@@ -57,12 +67,17 @@ export const PostgresSource = z.strictObject({
     .strictObject({ syncIntervalSeconds: Int(1).optional(), pullBatchSize: Int(1).optional() })
     .optional(),
   /** The desired list; driftless sends tableMappingsToAdd / tableMappingsToRemove. */
-  tableMappings: z
-    .array(TableMapping)
-    .superRefine((list, ctx) =>
-      refineUnique(list, tableMappingKey, ctx, (key) => `table mapping ${key} is listed twice`),
-    )
-    .optional(),
+  tableMappings: uniqueIn(
+    z.array(TableMapping),
+    (item) => {
+      const [schema, table, target] = ["sourceSchemaName", "sourceTable", "targetTable"].map((f) =>
+        stringField(f)(item),
+      );
+      if (schema === undefined || table === undefined || target === undefined) return undefined;
+      return tableMappingKey({ sourceSchemaName: schema, sourceTable: table, targetTable: target });
+    },
+    (key) => `table mapping ${key} is listed twice`,
+  ).optional(),
 });
 
 export const SOURCE_KINDS = ["kafka", "objectStorage", "kinesis", "postgres"] as const;
@@ -87,7 +102,7 @@ export const DataPipeSource = z
       code: "custom",
       message: `names at most one of ${SOURCE_KINDS.join(", ")} (the pipe's own), not ${given.join(" and ")}`,
     });
-  });
+  }, EVEN_WITH_FIELD_PROBLEMS);
 export type DataPipeSource = z.infer<typeof DataPipeSource>;
 
 const Column = z.strictObject({ name: NonEmpty, type: NonEmpty });
@@ -119,18 +134,12 @@ export const DataPipeSpec = z.strictObject({
   source: DataPipeSource.optional(),
   destination: z
     .strictObject({
-      columns: z
-        .array(Column)
-        .superRefine((list, ctx) =>
-          refineUnique(
-            list,
-            (c) => c.name,
-            ctx,
-            (n) => `column ${n} is listed twice`,
-            "name",
-          ),
-        )
-        .optional(),
+      columns: uniqueIn(
+        z.array(Column),
+        stringField("name"),
+        (name) => `column ${name} is listed twice`,
+        "name",
+      ).optional(),
     })
     .optional(),
   fieldMappings: z.array(FieldMapping).optional(),

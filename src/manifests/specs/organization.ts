@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { manifestDocument, NonEmpty, refineUnique, Text, Uuid } from "../fields.js";
+import { manifestDocument, NonEmpty, stringField, Text, Uuid, uniqueIn } from "../fields.js";
 
 /** A private endpoint of the organization, as the organization update's `privateEndpoints.add` takes it. */
 export const PrivateEndpoint = z.strictObject({
@@ -16,18 +16,12 @@ export const OrganizationSpec = z.strictObject({
   organizationId: Uuid,
   // Only the id is required: a team may manage the private endpoints alone.
   name: NonEmpty.optional(),
-  privateEndpoints: z
-    .array(PrivateEndpoint)
-    .superRefine((list, ctx) =>
-      refineUnique(
-        list,
-        (e) => e.id,
-        ctx,
-        (id) => `private endpoint ${id} is listed twice`,
-        "id",
-      ),
-    )
-    .optional(),
+  privateEndpoints: uniqueIn(
+    z.array(PrivateEndpoint),
+    stringField("id"),
+    (id) => `private endpoint ${id} is listed twice`,
+    "id",
+  ).optional(),
 });
 export type OrganizationSpec = z.infer<typeof OrganizationSpec>;
 
