@@ -129,7 +129,8 @@ command(
       checkPlatformUrls(settings);
       const { planCommand } = await import("./commands/plan-apply.js");
       const secrets = settings.secretsMode;
-      return planCommand(settings, { output, secrets, allowCreate: settings.allowCreate }, io);
+      const { allowCreate, allowDeletes } = settings;
+      return planCommand(settings, { output, secrets, allowCreate, allowDeletes }, io);
     }),
   );
 
@@ -143,7 +144,8 @@ command(
       const { applyCommand } = await import("./commands/plan-apply.js");
       const settings = platformConfig(used, dir);
       const output = textOrJson(settings.output);
-      return applyCommand(settings, { output, allowCreate: settings.allowCreate }, io);
+      const { allowCreate, allowDeletes } = settings;
+      return applyCommand(settings, { output, allowCreate, allowDeletes }, io);
     }),
   );
 

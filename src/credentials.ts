@@ -28,3 +28,10 @@ export function readCredential(credential: Credential | undefined): string | und
  * plain text; in an answer they are never kept; in a log line they are redacted.
  */
 export const CREDENTIAL_FIELDS = ["password", "secretKey", "accessKeyId", "connectionString"] as const;
+
+/**
+ * The id and secret of an API key driftless creates: made by driftless, written where the manifest's
+ * `secretTarget` says before the create is sent, and sent only as hashes. Never logged nor stored in
+ * the state.
+ */
+export type KeyPair = { keyId: string; keySecret: string };

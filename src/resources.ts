@@ -18,7 +18,8 @@ export function parseResourceId(id: string): { kind: string; name: string } {
  * or erred. Invalid: its manifest has problems. Unknown: a create's outcome cannot be known. Warning: a
  * watch found something. Suspended: nothing is sent for it by choice. Unmanaged: its manifest is gone,
  * its record is kept for a while. Drifted: a read found the live object differing from what its manifest
- * states (DRIFTLESS_READS=on).
+ * states (DRIFTLESS_READS=on). Deleted: its manifest is gone and its object was deleted in this pass
+ * (its record is dropped, so it is shown by that pass only).
  */
 export const RESOURCE_STATUSES = [
   "Synced",
@@ -30,6 +31,7 @@ export const RESOURCE_STATUSES = [
   "Suspended",
   "Unmanaged",
   "Drifted",
+  "Deleted",
 ] as const;
 export type ResourceStatusName = (typeof RESOURCE_STATUSES)[number];
 
@@ -84,8 +86,12 @@ export const CAUSES = {
   adopted: { status: "Synced", next: "done" },
   /** Suspended by its annotation, or every resource while driftless is suspended. */
   suspended: { status: "Suspended", next: "done" },
-  /** Its manifest is gone; the record is kept for a while. */
+  /** Its manifest is gone and its object is left as it is (orphaned); the record is kept for a while. */
   unmanaged: { status: "Unmanaged", next: "done" },
+  /** Its manifest is gone and its object was deleted (or was already gone). */
+  deleted: { status: "Deleted", next: "done" },
+  /** Its object's delete is held by the mass-deletion guard until an operator lets it go. */
+  "delete-held": { status: "Pending", next: "operator" },
   /** Its manifest has problems. */
   invalid: { status: "Invalid", next: "change" },
   /** Waits for a dependency (an endpoint not created or not Ready yet). */
@@ -165,7 +171,15 @@ export type PassResult = {
   manifestErrors: number;
   /** True when every resource is done (see NextStep) and the manifests had no problem (`passOk`). */
   ok: boolean;
+  /** The objects this pass created, deleted and orphaned (driftless_lifecycle_total). */
+  lifecycle?: LifecycleEvent[];
+  /** The deletes the mass-deletion guard held in this pass, for an operator (driftless_deletes_held). */
+  deletesHeld?: number;
 };
+
+/** What happened to an object in a pass: created, deleted, or orphaned (its manifest left git, it was left). */
+export const LIFECYCLE_ACTIONS = ["create", "delete", "orphan"] as const;
+export type LifecycleEvent = { kind: string; action: (typeof LIFECYCLE_ACTIONS)[number] };
 
 /** Why a pass runs: the daemon's triggers (`operator`: suspend or resume), and `cli` for apply. For logs and the pass's options. */
 export type Trigger =

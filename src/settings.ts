@@ -255,6 +255,43 @@ export const SETTINGS = {
     parser: List.default([]),
     help: "comma-separated Kind/name whose earlier create has an Unknown outcome: allow one new create attempt",
   },
+  prune: {
+    env: "DRIFTLESS_PRUNE",
+    flag: "--prune <on|off>",
+    commands: PLATFORM,
+    choices: ["on", "off"],
+    parser: z.enum(["on", "off"]).default("on"),
+    help: "off: every object whose manifest left git is orphaned (left as it is, no longer managed), whatever its deletion policy; none is deleted",
+  },
+  maxDeletes: {
+    env: "DRIFTLESS_MAX_DELETES",
+    flag: "--max-deletes <n>",
+    commands: PLATFORM,
+    parser: z.coerce
+      .number({ error: "must be a number" })
+      .int({ error: "must be a whole number" })
+      .min(0)
+      .default(5),
+    help: "the most deletes one pass sends: a pass that would send more sends none of them, and they wait for an operator (--allow-deletes)",
+  },
+  allowDeletes: {
+    env: "DRIFTLESS_ALLOW_DELETES",
+    flag: "--allow-deletes <n>",
+    commands: ["plan", "apply", "reconcile"],
+    parser: z.coerce
+      .number({ error: "must be a number" })
+      .int({ error: "must be a whole number" })
+      .min(0)
+      .optional(),
+    help: "let this pass send up to N deletes that the mass-deletion guard holds (more than DRIFTLESS_MAX_DELETES)",
+  },
+  keySecretsDir: {
+    env: "DRIFTLESS_KEY_SECRETS_DIR",
+    flag: "--key-secrets-dir <dir>",
+    commands: ["apply", "run"],
+    parser: z.string().min(1).optional(),
+    help: "where the id and secret of an API key driftless creates are written for a secretTarget {file: NAME} (unset: key-secrets in the state folder)",
+  },
   listen: {
     env: "DRIFTLESS_LISTEN",
     flag: "--listen <host:port>",

@@ -99,7 +99,7 @@ describe("what comes next", () => {
       .finally(() => Promise.all([store.close(), platform.close()]));
 
     expect(statusOf(result, "org")).toMatchObject({ status: "Failed", next: "change", failure: "terminal" });
-    expect(statusOf(result, "org")?.message).toContain("still had changes to send after 3 requests");
+    expect(statusOf(result, "org")?.message).toContain("still had changes to send after 5 requests");
     expect(retryDue(result)).toBeUndefined();
   });
 

@@ -5,7 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPlatform, type Platform } from "../src/commands/platform.js";
 import { Config } from "../src/config.js";
 import { ConfigError } from "../src/errors.js";
+import { kindOf } from "../src/kinds/index.js";
+import { isNone } from "../src/kinds/kind.js";
+import { isKind } from "../src/manifests/manifest.js";
 import type { PlanView } from "../src/plan/view.js";
+import { expandTemplate, ROUTES } from "../src/platform/routes.js";
 import { createReconciler, planPass } from "../src/reconcile/engine.js";
 import { defaultFixture } from "../src/simulator/default-fixture.js";
 import { seededRandom } from "../src/simulator/faults.js";
@@ -204,7 +208,7 @@ function disturb(d: Draw, state: State, endpointNames: readonly string[]): void 
     const id = `ReversePrivateEndpoint/${name}`;
     const record = state.resources[id];
     if (!record || !d.chance(0.5)) continue;
-    const { serverId: _lost, applied: _a, observed: _o, ...rest } = record;
+    const { serverId: _lost, applied: _a, observed: _o, address: _d, ...rest } = record;
     const unknown: ResourceRecord = {
       ...rest,
       intent: { action: "create", startedAt: "2024-01-01T00:00:00Z" },
@@ -287,8 +291,15 @@ function plannedSends(resources: readonly PlanView[]): Sends {
  * What the simulator received from the apply: the first request of each resource, its path or, for an
  * endpoint's create, its description telling whose it is.
  */
-function receivedSends(requests: readonly RecordedRequest[], docs: readonly Doc[]): Sends {
+function receivedSends(requests: readonly RecordedRequest[], docs: readonly Doc[], before: State): Sends {
   const owners = new Map<string, string>();
+  // A delete's path is its record's address, as its kind deletes it.
+  for (const [id, record] of Object.entries(before.resources)) {
+    const remover = isKind(record.kind) ? kindOf(record.kind).delete : undefined;
+    const request =
+      remover && !isNone(remover) && record.address ? remover.request(record.address) : undefined;
+    if (request) owners.set(expandTemplate(ROUTES[request.route].template, request.params), id);
+  }
   for (const doc of docs) {
     const spec = doc.spec;
     const id = `${doc.kind}/${doc.name}`;
@@ -367,7 +378,11 @@ async function planAndApply(seed: number): Promise<{ planned: Sends; applied: Se
     reassert,
   });
   const planned = onTheWire(plannedSends(report.resources), store.saved().resources, secrets.env);
-  return { planned, applied: receivedSends(sim.requests, docs), shown: { yaml, allowCreate, reassert } };
+  return {
+    planned,
+    applied: receivedSends(sim.requests, docs, state),
+    shown: { yaml, allowCreate, reassert },
+  };
 }
 
 /** Where plan and apply part: a resource only one of them sends, or sends differently first. */

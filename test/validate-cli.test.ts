@@ -19,7 +19,7 @@ describe("driftless validate, the command CI runs", () => {
 
     expect(result.code).toBe(1);
     expect(result.stdout).toBe(
-      "pipe.yaml:12:7  DataPipe/orders  spec.source.kafka.brokers: unknown field (not in the API's request body)\n" +
+      "pipe.yaml:12:7  DataPipe/orders  spec.source.kafka.bootstrapServers: unknown field (not in the API's request body)\n" +
         "1 problem in 1 manifest; 0 of 1 manifest valid\n",
     );
   });

@@ -23,7 +23,7 @@ const expected: Record<string, string[]> = {
     "bomb.yaml:1:1  BackupWatch/backups  too many aliases (more than 100): Excessive alias count indicates a resource exhaustion attack",
   ],
   "bad-annotation": [
-    "key.yaml:6:23  ApiKey/ci  metadata.annotations.driftless/suspnd: unknown driftless annotation; did you mean driftless/suspend? (known: driftless/suspend, driftless/previous-name, driftless/drift)",
+    "key.yaml:6:23  ApiKey/ci  metadata.annotations.driftless/suspnd: unknown driftless annotation; did you mean driftless/suspend? (known: driftless/suspend, driftless/previous-name, driftless/drift, driftless/deletion-policy)",
     'key.yaml:18:24  ApiKey/deployer  metadata.annotations.driftless/suspend: must be "true" or "false"',
   ],
   "bad-cidr": [
@@ -115,7 +115,7 @@ const expected: Record<string, string[]> = {
     "pipe.yaml:12:33  DataPipe/orders  spec.source.kafka.reversePrivateEndpoints[0]: no ReversePrivateEndpoint named orders-msk",
   ],
   "unknown-field": [
-    "pipe.yaml:12:7  DataPipe/orders  spec.source.kafka.brokers: unknown field (not in the API's request body)",
+    "pipe.yaml:12:7  DataPipe/orders  spec.source.kafka.bootstrapServers: unknown field (not in the API's request body)",
   ],
   "unknown-kind": [
     "things.yaml:2:7  Pipeline/orders  kind: must be one of Organization, ApiKey, DataPipe, ReversePrivateEndpoint, Dashboard, AlertWatch, BackupWatch",

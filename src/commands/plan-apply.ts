@@ -12,12 +12,20 @@ import { NOT_COMPARED, withoutSecretValues } from "../review/secret-references.j
 import { inSync } from "./in-sync.js";
 import { commandLogger, type Io, type OutputFormat } from "./io.js";
 import { type PlanDocument, type PlanOutputFormat, printPlan } from "./plan-output.js";
-import { createPlatform, createStateStore, managementKeyIdOf, secretKeyOf } from "./platform.js";
+import {
+  createPlatform,
+  createStateStore,
+  keySecretsOf,
+  managementKeyIdOf,
+  secretKeyOf,
+} from "./platform.js";
 
 export type PlanApplyOptions = {
   output: OutputFormat;
   /** `Kind/name` of resources whose earlier create has an Unknown outcome and may be attempted again. */
   allowCreate?: readonly string[];
+  /** This pass may send up to this many deletes past DRIFTLESS_MAX_DELETES (--allow-deletes). */
+  allowDeletes?: number | undefined;
 };
 
 export type PlanOptions = Omit<PlanApplyOptions, "output"> & {
@@ -54,6 +62,7 @@ export async function planCommand(config: Config, options: PlanOptions, io: Io):
         },
         {
           ...(options.allowCreate ? { allowCreate: options.allowCreate } : {}),
+          ...(options.allowDeletes === undefined ? {} : { allowDeletes: options.allowDeletes }),
           ...(skip ? { desired: withoutSecretValues } : {}),
           ...(platform ? { readDrift: true } : {}),
         },
@@ -132,11 +141,13 @@ export async function applyCommand(config: Config, options: PlanApplyOptions, io
         ...(config.reads === "on" ? { read: createRead(platform.client), readDrift: true } : {}),
         managementKeyId: platform.managementKeyId,
         credentialVersion: platform.credentialVersion,
+        keySecrets: keySecretsOf(config),
         onResource,
       });
       const result = await reconciler.pass({
         trigger: "cli",
         ...(options.allowCreate ? { allowCreate: options.allowCreate } : {}),
+        ...(options.allowDeletes === undefined ? {} : { allowDeletes: options.allowDeletes }),
       });
       const exitCode = result.ok && inSync(result.statuses) ? 0 : 1;
       if (options.output === "json") {
@@ -197,6 +208,8 @@ function engineDeps(
     managementKeyId: managementKeyIdOf(config),
     ...secretKeyOf(config),
     unmanagedRetentionMs: parseDuration(config.unmanagedRetention),
+    prune: config.prune === "on",
+    maxDeletes: config.maxDeletes,
   };
 }
 

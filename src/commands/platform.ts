@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { type Config, checkPlatformUrls, cleartextUrls } from "../config.js";
 import { readCredential } from "../credentials.js";
 import { type Api, ConfigError } from "../errors.js";
+import type { SecretsApi } from "../kubernetes/key-secrets-api.js";
 import {
   type Budget,
   type BudgetUsage,
@@ -18,6 +19,7 @@ import { SETTINGS } from "../settings.js";
 import { defaultIds } from "../simulator/default-fixture.js";
 import type { Simulator } from "../simulator/index.js";
 import { createFileStore } from "../state/file-store.js";
+import { createKeySecrets, type KeySecrets } from "../state/key-secrets.js";
 import type { StateStore } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
@@ -288,4 +290,25 @@ export function createStateStore(config: Config, deps: { logger: Logger; readOnl
       if (store) await (await store).close();
     },
   };
+}
+
+/**
+ * Where the engine writes the id and secret of an API key it creates: DRIFTLESS_KEY_SECRETS_DIR
+ * (default key-secrets in the state folder) for `{file}` targets, and the Secrets of driftless's
+ * namespace for `{kubernetesSecret}` ones (the Kubernetes client loaded on first use only).
+ */
+export function keySecretsOf(config: Config): KeySecrets {
+  let api: Promise<SecretsApi> | undefined;
+  return createKeySecrets({
+    dir: config.keySecretsDir ?? join(config.stateDir, "key-secrets"),
+    kubernetes: () => {
+      api ??= (async () => {
+        const { kubernetesTarget } = await import("../kubernetes/client.js");
+        const { kubernetesSecretsApi } = await import("../kubernetes/key-secrets-api.js");
+        const { kubeConfig, namespace } = kubernetesTarget(config.namespace);
+        return kubernetesSecretsApi(kubeConfig, namespace);
+      })();
+      return api;
+    },
+  });
 }

@@ -16,7 +16,7 @@ import type { StateStore } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import { createMetrics, type Metrics } from "../telemetry/metrics.js";
 import { commandLogger, type Io } from "./io.js";
-import { createPlatform, createStateStore, type Platform, secretKeyOf } from "./platform.js";
+import { createPlatform, createStateStore, keySecretsOf, type Platform, secretKeyOf } from "./platform.js";
 import { checkRunSettings } from "./run-settings.js";
 
 /**
@@ -142,6 +142,9 @@ function daemonDeps(
       credentialVersion: platform.credentialVersion,
       ...secretKeyOf(config),
       unmanagedRetentionMs: parseDuration(config.unmanagedRetention),
+      prune: config.prune === "on",
+      maxDeletes: config.maxDeletes,
+      keySecrets: keySecretsOf(config),
       // A create whose outcome is unknown needs a person now, not at the end of the pass.
       onResource: ({ status, cause }) => {
         if (cause === "create-unanswered") notifier?.unknownCreate(status);

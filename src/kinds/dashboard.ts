@@ -1,22 +1,31 @@
 import { type DriftField, walk } from "../drift/compare.js";
 import type { Change, ResourcePlan, SpecOf, Write } from "../plan/types.js";
 import { isPlainObject, member, omit, same, stored } from "../plan/values.js";
-import type { Dashboard as DashboardAnswer, PutDashboardBody } from "../platform/observability.js";
+import {
+  type CreateDashboardBody,
+  Dashboard as DashboardAnswer,
+  type PutDashboardBody,
+} from "../platform/observability.js";
 import { configOfSeries, type SeriesInput } from "../platform/tile-config.js";
 import type { ResourceRecord } from "../state/store.js";
-import { type Complete, none, type PlanInput } from "./kind.js";
+import { type Complete, type LiveRead, none, type PlanInput, type Subject } from "./kind.js";
 import { foldLive, specPathOf } from "./shared.js";
 
 /**
- * A dashboard, adopted by its `dashboardId` and replaced whole by its PUT, so every tile is sent, each
- * with the id it already has: a tile sent without one gets a new id and the platform deletes the alerts
- * that watch the old one. Ids come from the manifest (`id`, adoption) or from the state's key → id map,
- * which is filled from the answer for the tiles sent without one. The tile `key` is driftless's and
- * never sent. Read with its GET, each tile compared by its id.
+ * A dashboard, adopted by its `dashboardId` or created with its POST when the manifest names none, and
+ * replaced whole by its PUT, so every tile is sent, each with the id it already has: a tile sent without
+ * one gets a new id and the platform deletes the alerts that watch the old one. Ids come from the
+ * manifest (`id`, adoption) or from the state's key → id map, which is filled from the answer for the
+ * tiles sent without one. The tile `key` is driftless's and never sent. Read with its GET, each tile
+ * compared by its id; deleted with its DELETE, which deletes the alerts on its tiles too.
  */
 
 type Spec = SpecOf<"Dashboard">;
 type Tile = Spec["tiles"][number];
+type Board = Subject<"Dashboard">;
+
+/** The dashboard's id: the one the manifest names, or the one the platform answered its create with. */
+const idOf = ({ spec, record }: Board): string | undefined => spec.dashboardId ?? record?.serverId;
 
 /** The spec with every known tile id filled in, and the manifest's own tile ids, by key. */
 type Desired = Spec & { adoptedTileIds?: Record<string, string> };
@@ -159,7 +168,7 @@ function plan(input: PlanInput<"Dashboard">): ResourcePlan {
     outcome: "send",
     reason: changes.length > 0 ? `${changes.length} change(s)` : "re-asserted",
     write: {
-      request: { route: "putDashboard", params: { id: spec.dashboardId }, body },
+      request: { route: "putDashboard", params: { id: idOf(input) ?? "" }, body },
       record: (answer, at) => recordOf(input, body, answer, at),
     } satisfies Write<"putDashboard">,
     changes,
@@ -172,8 +181,8 @@ function plan(input: PlanInput<"Dashboard">): ResourcePlan {
  * else by name. An answer without tiles changes no id.
  */
 function recordOf(
-  { kind, name, spec, record }: PlanInput<"Dashboard">,
-  body: PutDashboardBody,
+  { kind, name, spec, record }: Board,
+  body: PutDashboardBody | CreateDashboardBody,
   answer: DashboardAnswer,
   at: string,
 ): ResourceRecord {
@@ -182,10 +191,11 @@ function recordOf(
   const backIds = new Set(back.map((t) => t.id));
   const kept = (id: string | undefined): id is string =>
     id !== undefined && (back.length === 0 || backIds.has(id));
-  const fresh = back.filter((t) => !sent.some((s) => s.id === t.id && kept(s.id)));
+  const fresh = back.filter((t) => !sent.some((s) => "id" in s && s.id === t.id && kept(s.id)));
   const tileIds: Record<string, string> = {};
   spec.tiles.forEach((tile, index) => {
-    const sentId = sent[index]?.id;
+    const sentTile = sent[index];
+    const sentId = sentTile && "id" in sentTile ? sentTile.id : undefined;
     if (kept(sentId)) {
       tileIds[tile.key] = sentId;
       return;
@@ -202,6 +212,41 @@ function recordOf(
   const tried = { ...next, applied: { [ADOPTED]: adoptedIds(spec.tiles) } };
   next.applied = stored(withIds(spec, tried));
   return next;
+}
+
+/** The dashboard's POST: every tile new (the platform gives each an id, kept by its key). */
+function createPlan(input: PlanInput<"Dashboard">): ResourcePlan {
+  const { kind, name, spec } = input;
+  const body: CreateDashboardBody = {
+    name: spec.name,
+    tiles: spec.tiles.map((tile) => omit(tile, ["key", "id"])),
+    ...(spec.tags === undefined ? {} : { tags: spec.tags }),
+  };
+  return {
+    kind,
+    name,
+    outcome: "send",
+    reason: "not created yet",
+    write: {
+      request: { route: "createDashboard", params: {}, body },
+      record: (answer, at) => created(input, answer.id, answer, at),
+    } satisfies Write<"createDashboard">,
+    changes: describe(withIds(spec, undefined), undefined),
+  };
+}
+
+/**
+ * The record of a dashboard known to be `id` (created, or found by a list): its tiles' ids by key,
+ * from the answer (or the listed dashboard) as for a POST of every tile.
+ */
+function created({ kind, name, spec, record }: Board, id: string, live: object | undefined, at: string) {
+  const { intent: _done, ...rest } = record ?? { kind, name };
+  const answer = DashboardAnswer.safeParse(live).data ?? { id, tiles: [] };
+  const body: CreateDashboardBody = {
+    name: spec.name,
+    tiles: spec.tiles.map((tile) => omit(tile, ["key", "id"])),
+  };
+  return { ...recordOf({ kind, name, spec, record: rest }, body, answer, at), serverId: id };
 }
 
 /**
@@ -257,13 +302,49 @@ const OUTSIDE_GIT = "(changed outside git)";
 export const dashboard: Complete<"Dashboard"> = {
   kind: "Dashboard",
   phase: "dependents",
-  create: none("a dashboard is adopted by the dashboardId its manifest names"),
+  references: () => [],
+  address: (spec, record) => {
+    const id = spec.dashboardId ?? record?.serverId;
+    return id === undefined ? undefined : { id };
+  },
+  create: {
+    noun: "dashboard",
+    within: "of the team",
+    idField: "dashboardId",
+    idOf: (spec) => spec.dashboardId,
+    plan: createPlan,
+    list: () =>
+      ({
+        request: { route: "listDashboards", params: {}, body: undefined },
+        live: (answer) => answer,
+      }) satisfies LiveRead<"listDashboards">,
+    // A lost create's dashboard: its name and its tiles' names, in order.
+    matches: ({ spec }, listed) => {
+      const tiles = member(listed, "tiles");
+      return (
+        listed.name === spec.name &&
+        Array.isArray(tiles) &&
+        tiles.length === spec.tiles.length &&
+        spec.tiles.every((tile, index) => member(tiles[index], "name") === tile.name)
+      );
+    },
+    adopted: created,
+    unusable: () => undefined,
+  },
+  delete: {
+    request: ({ id }) => (id ? { route: "deleteDashboard", params: { id }, body: undefined } : undefined),
+    cascade: "the platform deletes the alerts on its tiles with it",
+  },
   update: { plan, learn: none("a dashboard's PUT sends it whole: nothing live is needed to plan it") },
   observe: {
-    read: ({ spec }) => ({
-      request: { route: "getDashboard", params: { id: spec.dashboardId }, body: undefined },
-      live: (answer) => answer,
-    }),
+    read: (board) => {
+      const id = idOf(board);
+      if (id === undefined) return undefined;
+      return {
+        request: { route: "getDashboard", params: { id }, body: undefined },
+        live: (answer) => answer,
+      } satisfies LiveRead<"getDashboard">;
+    },
     drift,
     fold: (record, fields, live) => {
       const tiles = fields.some((field) => field.path.startsWith("tiles"));

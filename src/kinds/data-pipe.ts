@@ -1,15 +1,20 @@
 import { walk } from "../drift/compare.js";
 import { sameId } from "../manifests/identity.js";
-import { type TableMapping, tableMappingKey } from "../manifests/specs/data-pipe.js";
+import { CREATE_ONLY, type TableMapping, tableMappingKey, valueAt } from "../manifests/specs/data-pipe.js";
 import { diffPatch, patchPlan, resendName } from "../plan/patch.js";
 import { appliedRecord } from "../plan/record.js";
 import { liveAfter, ownedAfter, threeWay } from "../plan/three-way.js";
-import type { ResourcePlan, SpecOf, Write } from "../plan/types.js";
-import { isPlainObject, member, omit } from "../plan/values.js";
-import type { DataPipe as DataPipeAnswer, UpdateDataPipeBody } from "../platform/management.js";
+import type { Change, ResourcePlan, SpecOf, Write } from "../plan/types.js";
+import { isPlainObject, member, omit, same } from "../plan/values.js";
+import type {
+  CreateDataPipeBody,
+  DataPipe as DataPipeAnswer,
+  UpdateDataPipeBody,
+} from "../platform/management.js";
 import type { ResourceRecord } from "../state/store.js";
 import {
   type Complete,
+  type LiveRead,
   none,
   type PlanContext,
   type PlanInput,
@@ -19,12 +24,19 @@ import {
 import { foldLive, specPathOf } from "./shared.js";
 
 /**
- * A data pipe, adopted by its `dataPipeId`: PATCHed with the changed fields; postgres `tableMappings`
- * as add/remove sets computed three-way, and kafka endpoint manifest names as the endpoints' server ids
- * (the pipe waits for endpoints not created yet). Read with its GET.
+ * A data pipe: adopted by its `dataPipeId`, or created with its POST when the manifest names none.
+ * PATCHed with the changed fields; postgres `tableMappings` as add/remove sets computed three-way, and
+ * kafka endpoint manifest names as the endpoints' server ids (the pipe waits for endpoints not created
+ * yet); then its state command (start, stop) and its scaling through their own PATCHes, one request a
+ * round. A field only a create sets cannot change afterwards (refused). Read with its GET, deleted with
+ * its DELETE.
  */
 
 type Spec = SpecOf<"DataPipe">;
+type Pipe = Subject<"DataPipe">;
+
+/** The pipe's id: the one the manifest names, or the one the platform answered its create with. */
+const pipeIdOf = ({ spec, record }: Pipe): string | undefined => spec.dataPipeId ?? record?.serverId;
 
 /** Credentials travel whole: a username without its password (or one half of a key pair) may be refused. */
 const ATOMIC = [
@@ -52,7 +64,14 @@ type Desired = { fields: UpdateDataPipeBody; mappings?: TableMapping[]; unresolv
  * (the update sends them as sets, drift compares them as entries the live list contains).
  */
 function desired(spec: Spec, context: Pick<PlanContext, "ref">): Desired {
-  const fields: UpdateDataPipeBody = omit(spec, ["organizationId", "serviceId", "dataPipeId", "source"]);
+  const fields: UpdateDataPipeBody = omit(spec, [
+    "organizationId",
+    "serviceId",
+    "dataPipeId",
+    "source",
+    "state",
+    "scaling",
+  ]);
   if (!spec.source) return { fields };
   const { kafka, postgres, ...others } = spec.source;
   const source: NonNullable<UpdateDataPipeBody["source"]> = { ...others };
@@ -118,14 +137,45 @@ function withMappings(answer: object | undefined, tableMappings: TableMapping[])
   };
 }
 
+/** The pipe's update: its PATCH, else its state command, else its scaling; one request a round. */
 function plan(input: PlanInput<"DataPipe">): ResourcePlan {
-  const { kind, name, spec, record, context } = input;
+  const { kind, name, spec, context } = input;
   const want = desired(spec, context);
   if (want.unresolved && want.unresolved.state !== "ready") {
     const outcome = want.unresolved.state === "missing" ? "refuse" : "wait";
     return { kind, name, outcome, reason: want.unresolved.reason, changes: [] };
   }
-  const patch = diffPatch(want.fields, record?.applied, { atomic: ATOMIC, reassert: context.reassert });
+  const fixed = createOnlyChanges(input, want);
+  if (fixed.length > 0) {
+    const reason =
+      `${fixed.map((c) => c.path).join(", ")} changed, but only a create sets it: revert the change, or ` +
+      `create a replacement under a new manifest name (and move what uses the pipe to it)`;
+    return { kind, name, outcome: "refuse", reason, changes: fixed };
+  }
+  const patch = patchOf(input, want);
+  if (patch.outcome !== "none") return patch;
+  return stateCommand(input) ?? scalingPatch(input) ?? patch;
+}
+
+/** The changed fields that only a create sets, of a pipe driftless created. */
+function createOnlyChanges({ spec, record }: PlanInput<"DataPipe">, want: Desired): Change[] {
+  if (spec.dataPipeId !== undefined || !record?.applied) return [];
+  const full = compared(want);
+  return CREATE_ONLY.flatMap((path): Change[] => {
+    const [to, from] = [valueAt(full, path), valueAt(record.applied, path)];
+    return same(to, from)
+      ? []
+      : [{ path, ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }), op: "set" }];
+  });
+}
+
+/** The pipe's PATCH of the changed fields (never those only a create sets), with its table mappings' sets. */
+function patchOf(input: PlanInput<"DataPipe">, want: Desired): ResourcePlan {
+  const { kind, name, spec, record, context } = input;
+  const patch = diffPatch(withoutCreateOnly(want.fields), record?.applied, {
+    atomic: ATOMIC,
+    reassert: context.reassert,
+  });
   const body: UpdateDataPipeBody = patch.body;
   const { changes } = patch;
   let followUp: string | undefined;
@@ -167,7 +217,7 @@ function plan(input: PlanInput<"DataPipe">): ResourcePlan {
   const params = {
     organizationId: spec.organizationId,
     serviceId: spec.serviceId,
-    dataPipeId: spec.dataPipeId,
+    dataPipeId: pipeIdOf(input) ?? "",
   };
   const write = {
     request: { route: "updateDataPipe", params, body },
@@ -197,15 +247,219 @@ function recordOf(
     mappings && !mappingsOf(answer)
       ? withMappings(answer, liveAfter(liveMappings(record) ?? [], added, removed, tableMappingKey))
       : answer;
-  return appliedRecord({ kind, name, record }, fields, at, observed, {
+  return appliedRecord({ kind, name, record }, withCommands(fields, record), at, observed, {
     ...(mappings ? { owned: { ...record?.owned, [LIST]: nextOwned } } : {}),
+  });
+}
+
+/** `fields` with the state and scaling last sent, which their own requests keep in `applied`. */
+function withCommands(fields: object, record: ResourceRecord | undefined): Record<string, unknown> {
+  const applied = record?.applied;
+  return {
+    ...fields,
+    ...(applied?.state === undefined ? {} : { state: applied.state }),
+    ...(applied?.scaling === undefined ? {} : { scaling: applied.scaling }),
+  };
+}
+
+/**
+ * `fields` without those only a create sets: what a PATCH may carry. Only the objects on the way to a
+ * removed field are copied (the rest, secrets included, is kept as it is).
+ */
+function withoutCreateOnly(fields: UpdateDataPipeBody): UpdateDataPipeBody {
+  let out: Record<string, unknown> = fields;
+  for (const path of CREATE_ONLY) out = without(out, path.split("."));
+  return out;
+}
+
+/** `value` without the member at `path`; itself when it has none there. */
+function without(value: Record<string, unknown>, path: readonly string[]): Record<string, unknown> {
+  const [head, ...rest] = path;
+  if (head === undefined || !(head in value)) return value;
+  if (rest.length === 0) {
+    const { [head]: _gone, ...kept } = value;
+    return kept;
+  }
+  const child = value[head];
+  if (!isPlainObject(child)) return value;
+  const next = without(child, rest);
+  return next === child ? value : { ...value, [head]: next };
+}
+
+/** The live states from which a pipe is stopped, or stops; a start is refused unless it is stopped or failed. */
+const STOPPED = new Set(["Stopped", "Stopping"]);
+const STARTABLE = new Set(["Stopped", "Failed"]);
+
+/**
+ * The state command the pipe needs: `stop` when it should be stopped and is not (stop is taken from any
+ * state), `start` when it should run and is stopped or failed (the only states a start is taken from).
+ * Read from the last answer's state; an unknown state is stopped (idempotent), never started.
+ */
+function stateCommand(input: PlanInput<"DataPipe">): ResourcePlan | undefined {
+  const { kind, name, spec, record } = input;
+  const want = spec.state;
+  if (want === undefined) return undefined;
+  const live = member(record?.observed, "state");
+  const state = typeof live === "string" ? live : undefined;
+  const command =
+    want === "stopped" && (state === undefined || !STOPPED.has(state))
+      ? "stop"
+      : want === "running" && state !== undefined && STARTABLE.has(state)
+        ? "start"
+        : undefined;
+  // Already as wanted: remember what was asked, so that a change of spec.state is seen.
+  if (command === undefined) return undefined;
+  if (state === undefined && record?.applied?.state === want) return undefined;
+  const params = {
+    organizationId: spec.organizationId,
+    serviceId: spec.serviceId,
+    dataPipeId: pipeIdOf(input) ?? "",
+  };
+  return {
+    kind,
+    name,
+    outcome: "send",
+    reason: `the pipe is ${state ?? "in an unknown state"}: ${command}`,
+    write: {
+      request: { route: "updateDataPipeState", params, body: { command } },
+      record: (answer, at) => ({
+        ...record,
+        kind,
+        name,
+        applied: { ...record?.applied, state: want },
+        appliedAt: at,
+        observed: { ...record?.observed, ...answer },
+      }),
+    } satisfies Write<"updateDataPipeState">,
+    changes: [{ path: "state", ...(state === undefined ? {} : { from: state }), to: want, op: "set" }],
+  };
+}
+
+/** The pipe's scaling PATCH: the scaling fields that changed since they were last sent. */
+function scalingPatch(input: PlanInput<"DataPipe">): ResourcePlan | undefined {
+  const { kind, name, spec, record, context } = input;
+  if (!spec.scaling) return undefined;
+  const { body, changes } = diffPatch(spec.scaling, member(record?.applied, "scaling"), {
+    reassert: context.reassert,
+  });
+  if (Object.keys(body).length === 0) return undefined;
+  const params = {
+    organizationId: spec.organizationId,
+    serviceId: spec.serviceId,
+    dataPipeId: pipeIdOf(input) ?? "",
+  };
+  return {
+    kind,
+    name,
+    outcome: "send",
+    reason: `${changes.length} scaling change(s)`,
+    write: {
+      request: { route: "updateDataPipeScaling", params, body },
+      record: (answer, at) => ({
+        ...record,
+        kind,
+        name,
+        applied: {
+          ...record?.applied,
+          scaling: { ...(member(record?.applied, "scaling") as object), ...body },
+        },
+        appliedAt: at,
+        observed: { ...record?.observed, ...answer },
+      }),
+    } satisfies Write<"updateDataPipeScaling">,
+    changes: changes.map((change) => ({ ...change, path: `scaling.${change.path}` })),
+  };
+}
+
+/**
+ * The pipe's POST: every field the manifest states (a postgres pipe's table mappings as a list, its
+ * scaling), the endpoints it names as their ids. Its state follows in its own request.
+ */
+function createPlan(input: PlanInput<"DataPipe">): ResourcePlan {
+  const { kind, name, spec, context } = input;
+  const want = desired(spec, context);
+  if (want.unresolved && want.unresolved.state !== "ready") {
+    const outcome = want.unresolved.state === "missing" ? "refuse" : "wait";
+    return { kind, name, outcome, reason: want.unresolved.reason, changes: [] };
+  }
+  const fields = compared(want);
+  const body = { ...fields, name: spec.name ?? name, ...(spec.scaling ? { scaling: spec.scaling } : {}) };
+  const changes = Object.entries(body).map(([path, to]): Change => ({ path, to, op: "set" }));
+  const params = { organizationId: spec.organizationId, serviceId: spec.serviceId };
+  return {
+    kind,
+    name,
+    outcome: "send",
+    reason: "not created yet",
+    write: {
+      // The manifest's own fields in the platform's terms: the create's schema (validate --contract
+      // full, the platform) is what checks them against the POST's.
+      request: { route: "createDataPipe", params, body: body as CreateDataPipeBody },
+      record: (answer, at) => created(input, answer.id, answer, at, want.fields),
+    } satisfies Write<"createDataPipe">,
+    changes,
+  };
+}
+
+/**
+ * The record of a pipe known to be `id` (created, or found by a list): what the create sent as applied,
+ * its table mappings owned (driftless added them), its scaling as sent.
+ */
+function created(
+  pipe: Pipe,
+  id: string,
+  live: object | undefined,
+  at: string,
+  sent?: UpdateDataPipeBody,
+): ResourceRecord {
+  const { kind, name, spec, record } = pipe;
+  const { intent: _done, ...rest } = record ?? { kind, name };
+  // Found by a list, the endpoints' ids are not known here: the next round sends them if they differ.
+  const fields = sent ?? desired(spec, { ref: () => ({ state: "waiting", reason: "" }) }).fields;
+  const mappings = spec.source?.postgres?.[LIST];
+  const observed = mappings && !mappingsOf(live) ? withMappings(live, mappings) : live;
+  const applied = { ...fields, ...(spec.scaling ? { scaling: spec.scaling } : {}) };
+  return appliedRecord({ kind, name, record: rest }, applied, at, observed, {
+    serverId: id,
+    ...(mappings ? { owned: { ...rest.owned, [LIST]: mappings.map(tableMappingKey).sort() } } : {}),
   });
 }
 
 export const dataPipe: Complete<"DataPipe"> = {
   kind: "DataPipe",
   phase: "dependents",
-  create: none("a data pipe is adopted by the dataPipeId its manifest names"),
+  references: (spec) =>
+    (spec.source?.kafka?.reversePrivateEndpoints ?? []).map((name) => ({
+      kind: "ReversePrivateEndpoint" as const,
+      name,
+    })),
+  address: (spec, record) => {
+    const dataPipeId = spec.dataPipeId ?? record?.serverId;
+    if (dataPipeId === undefined) return undefined;
+    return { organizationId: spec.organizationId, serviceId: spec.serviceId, dataPipeId };
+  },
+  create: {
+    noun: "pipe",
+    within: "of the service",
+    idField: "dataPipeId",
+    idOf: (spec) => spec.dataPipeId,
+    plan: createPlan,
+    list: ({ organizationId, serviceId }) =>
+      ({
+        request: { route: "listDataPipes", params: { organizationId, serviceId }, body: undefined },
+        live: (answer) => answer,
+      }) satisfies LiveRead<"listDataPipes">,
+    // A lost create's pipe: the name the create sent.
+    matches: ({ spec, name }, listed) => listed.name === (spec.name ?? name),
+    adopted: (pipe, id, live, at) => created(pipe, id, live, at),
+    unusable: () => undefined,
+  },
+  delete: {
+    request: ({ organizationId, serviceId, dataPipeId }) =>
+      organizationId && serviceId && dataPipeId
+        ? { route: "deleteDataPipe", params: { organizationId, serviceId, dataPipeId }, body: undefined }
+        : undefined,
+  },
   update: {
     plan,
     learn: {
@@ -228,10 +482,15 @@ export const dataPipe: Complete<"DataPipe"> = {
     },
   },
   observe: {
-    read: ({ spec: { organizationId, serviceId, dataPipeId } }) => ({
-      request: { route: "getDataPipe", params: { organizationId, serviceId, dataPipeId }, body: undefined },
-      live: (answer) => answer,
-    }),
+    read: (pipe) => {
+      const dataPipeId = pipeIdOf(pipe);
+      if (dataPipeId === undefined) return undefined;
+      const { organizationId, serviceId } = pipe.spec;
+      return {
+        request: { route: "getDataPipe", params: { organizationId, serviceId, dataPipeId }, body: undefined },
+        live: (answer) => answer,
+      } satisfies LiveRead<"getDataPipe">;
+    },
     drift: ({ spec, context }, live) =>
       walk(compared(desired(spec, context)), live, {
         "source.kafka.reversePrivateEndpointIds": { kind: "set" },

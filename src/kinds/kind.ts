@@ -94,7 +94,7 @@ export type Create<K extends Kind> = {
   within: string;
   idField: string;
   /** The id of an existing object the spec names (it is then adopted, never created). */
-  idOf(spec: Specs[K]): string | undefined;
+  idOf(spec: Specs[K] | ManifestOf<K>["spec"]): string | undefined;
   plan(input: PlanInput<K>): ResourcePlan;
   /** The list of the objects a create of this spec adds to, and what of each answer to match. */
   list(spec: Specs[K]): LiveRead;
@@ -124,6 +124,22 @@ export type Observe<K extends Kind> = {
   fixed?: string;
 };
 
+/**
+ * How a kind deletes its object once its manifest left git and its deletion policy says so. The
+ * request is made from the record alone (`address`: the path parameters its last manifest named).
+ */
+export type Delete = {
+  /** The DELETE of the object at `address`; undefined when the address lacks a field (an old record). */
+  request(address: Readonly<Record<string, string>>): PlannedRequest | undefined;
+  /** What the platform deletes along with it, for plans (a dashboard's alerts); absent: nothing. */
+  cascade?: string;
+  /**
+   * Why the object must never be deleted, whatever its policy (the key driftless authenticates with, by
+   * `managementKeyId`); undefined when it may be.
+   */
+  kept?(record: ResourceRecord, managementKeyId: string | undefined): string | undefined;
+};
+
 /** A watch's poll: the read it sends on the poll schedule. */
 export type Poll<K extends Kind> = { request(spec: ManifestOf<K>["spec"]): PlannedRequest };
 
@@ -138,8 +154,23 @@ export type Complete<K extends Kind> = KindModule<K> &
 export type KindModule<K extends Kind> = {
   kind: K;
   phase: Phase;
+  /**
+   * The resources its spec names by manifest name (a pipe's endpoints): they are created before it, and
+   * their objects are not deleted while it names them.
+   */
+  references(spec: ManifestOf<K>["spec"]): readonly { kind: ManagedKind; name: string }[];
+  /**
+   * The path parameters of its object, as the spec and the record name them (a created object's id
+   * comes from the record); kept in the record, so that the object can be deleted once its manifest is
+   * gone. Undefined while the object has no id (not created yet).
+   */
+  address(
+    spec: ManifestOf<K>["spec"],
+    record: ResourceRecord | undefined,
+  ): Record<string, string> | undefined;
   create: Create<K> | None;
   update: Update<K>;
+  delete: Delete | None;
   observe: Observe<K> | None;
   poll: Poll<K> | None;
   /**

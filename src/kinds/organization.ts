@@ -104,7 +104,10 @@ function recordOf(
 export const organization: Complete<"Organization"> = {
   kind: "Organization",
   phase: "dependents",
+  references: () => [],
+  address: (spec) => ({ organizationId: spec.organizationId }),
   create: none("an organization is never created nor deleted: its manifest names its organizationId"),
+  delete: none("an organization is never created nor deleted"),
   update: {
     plan,
     learn: {

@@ -119,6 +119,12 @@ export const reversePrivateEndpoint: Complete<"ReversePrivateEndpoint"> = {
   kind: "ReversePrivateEndpoint",
   // Pipes name endpoints and need their ids: endpoints are applied first.
   phase: "prerequisites",
+  references: () => [],
+  address: (spec, record) => {
+    const id = record?.serverId ?? spec.id;
+    if (id === undefined) return undefined;
+    return { organizationId: spec.organizationId, serviceId: spec.serviceId, reversePrivateEndpointId: id };
+  },
   create: {
     noun: "endpoint",
     within: "of the service",
@@ -152,6 +158,16 @@ export const reversePrivateEndpoint: Complete<"ReversePrivateEndpoint"> = {
       return createdPlan(input, record ?? { kind: input.kind, name: input.name }, serverId);
     },
     learn: none("an endpoint has no three-way list to learn"),
+  },
+  delete: {
+    request: ({ organizationId, serviceId, reversePrivateEndpointId }) =>
+      organizationId && serviceId && reversePrivateEndpointId
+        ? {
+            route: "deleteReversePrivateEndpoint",
+            params: { organizationId, serviceId, reversePrivateEndpointId },
+            body: undefined,
+          }
+        : undefined,
   },
   observe: {
     read: ({ spec, record }) => {

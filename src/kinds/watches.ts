@@ -18,11 +18,18 @@ const watched = ({ kind, name }: PlanInput<WatchKind>): ResourcePlan => ({
 
 const written = none("a watch is polled, never written");
 
+/** A watch addresses no object of its own to delete. */
+const nothing = () => undefined;
+
 export const alertWatch: Complete<"AlertWatch"> = {
   kind: "AlertWatch",
   phase: "dependents",
+  references: (spec) =>
+    spec.dashboard === undefined ? [] : [{ kind: "Dashboard" as const, name: spec.dashboard }],
+  address: nothing,
   create: written,
   update: { plan: watched, learn: written },
+  delete: written,
   observe: written,
   poll: { request: ({ alertId }) => ({ route: "getAlert", params: { id: alertId }, body: undefined }) },
   specPath: specPathOf("alertId"),
@@ -31,8 +38,11 @@ export const alertWatch: Complete<"AlertWatch"> = {
 export const backupWatch: Complete<"BackupWatch"> = {
   kind: "BackupWatch",
   phase: "dependents",
+  references: () => [],
+  address: nothing,
   create: written,
   update: { plan: watched, learn: written },
+  delete: written,
   observe: written,
   poll: {
     request: ({ organizationId, serviceId }) => ({

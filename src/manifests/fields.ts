@@ -88,6 +88,11 @@ export const DRIFTLESS_ANNOTATIONS = {
   previousName: "driftless/previous-name",
   /** "report": a drift found by a read is reported and left; "correct" (the default): put back. */
   drift: "driftless/drift",
+  /**
+   * What happens to the object when the manifest leaves git: "delete" (the default for an object
+   * driftless created) or "orphan" (left as it is; the default for one it adopted by id).
+   */
+  deletionPolicy: "driftless/deletion-policy",
 } as const;
 
 const KNOWN_ANNOTATIONS: readonly string[] = Object.values(DRIFTLESS_ANNOTATIONS);
@@ -113,6 +118,9 @@ export const Annotations = z
       }
       if (key === DRIFTLESS_ANNOTATIONS.drift && value !== "report" && value !== "correct") {
         ctx.addIssue({ code: "custom", path: [key], message: 'must be "report" or "correct"' });
+      }
+      if (key === DRIFTLESS_ANNOTATIONS.deletionPolicy && value !== "delete" && value !== "orphan") {
+        ctx.addIssue({ code: "custom", path: [key], message: 'must be "delete" or "orphan"' });
       }
       if (key === DRIFTLESS_ANNOTATIONS.previousName && !ManifestName.safeParse(value).success) {
         ctx.addIssue({ code: "custom", path: [key], message: "must be a manifest name" });

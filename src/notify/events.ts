@@ -51,6 +51,7 @@ const URGENCY: readonly ResourceStatusName[] = [
   "Pending",
   "Suspended",
   "Unmanaged",
+  "Deleted",
 ];
 
 export type UnknownCreateEvent = {

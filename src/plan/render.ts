@@ -19,9 +19,11 @@ const MARK: Record<ViewOutcome, string> = {
   unmanaged: "-",
 };
 
-/** `+` for a request that creates an object (POST), else the outcome's mark. */
+/** `+` for a request that creates an object, `-` for one that deletes it, else the outcome's mark. */
 export function markOf(view: PlanView): string {
-  return view.request?.method === "POST" ? "+" : MARK[view.outcome];
+  if (view.action === "create" || view.request?.method === "POST") return "+";
+  if (view.action === "delete") return "-";
+  return MARK[view.outcome];
 }
 
 // The placeholders planners put in diffs (secret masks, tile notes). Any other string is quoted, so a
@@ -84,8 +86,13 @@ export type PlanSummary = ReturnType<typeof summarize>;
 /** Counts of outcomes, for the summary line, `--output json` and the Markdown table. */
 export function summarize(views: readonly PlanView[], problems: readonly Problem[]) {
   const count = (outcome: ViewOutcome) => views.filter((v) => v.outcome === outcome).length;
+  const sending = (action: PlanView["action"]) =>
+    views.filter((v) => v.outcome === "send" && v.action === action).length;
   return {
     toSend: count("send"),
+    /** Of toSend: the objects created, and those deleted (their manifest left git). */
+    toCreate: sending("create"),
+    toDelete: sending("delete"),
     toAdopt: count("adopt"),
     inSync: count("none"),
     waiting: count("wait"),
@@ -108,7 +115,11 @@ export function exitCodeOf(s: PlanSummary): 0 | 1 | 2 {
 /** The last line of the text output. */
 export function summaryLine(s: PlanSummary): string {
   const unmanaged = s.unmanaged > 0 ? `, ${s.unmanaged} no longer managed` : "";
-  return `Plan: ${s.toSend} to send, ${s.toAdopt} to adopt, ${s.inSync} in sync, ${s.waiting} waiting, ${s.errors} error(s), ${s.unknown} unknown, ${s.invalid} manifest problem(s)${unmanaged}.`;
+  const lifecycle =
+    s.toCreate + s.toDelete > 0
+      ? ` (${s.toCreate} to create, ${s.toSend - s.toCreate - s.toDelete} to update, ${s.toDelete} to delete)`
+      : "";
+  return `Plan: ${s.toSend} to send${lifecycle}, ${s.toAdopt} to adopt, ${s.inSync} in sync, ${s.waiting} waiting, ${s.errors} error(s), ${s.unknown} unknown, ${s.invalid} manifest problem(s)${unmanaged}.`;
 }
 
 /** What the text output starts with: the revision(s) and the notices a reviewer must not miss. */

@@ -1,5 +1,7 @@
+import type { KeyPair } from "../credentials.js";
 import type { Kind, ManifestOf } from "../manifests/manifest.js";
 import type { SecretRef } from "../manifests/secrets.js";
+import type { SecretTarget } from "../manifests/specs/api-key.js";
 import type { Answers, PlannedRequest, RouteName } from "../platform/routes.js";
 import type { ResourceRecord } from "../state/store.js";
 import type { Secret } from "./secret.js";
@@ -76,4 +78,10 @@ export type ResourcePlan = {
    * created with); absent when there is nothing to say.
    */
   note?: string;
+  /**
+   * For a create that needs a credential driftless makes (an API key's id and secret): where the
+   * credential is written before the create is sent, and the write that carries its hashes. `write`
+   * above shows the request with the hashes still to be made; this is what is sent.
+   */
+  credential?: { target: SecretTarget; write(pair: KeyPair): Write };
 };

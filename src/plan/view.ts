@@ -21,6 +21,11 @@ export type PlanView = {
   renamedFrom?: string;
   /** What else a reviewer should know of this resource (what a rename costs, secrets not compared). */
   notes?: string[];
+  /**
+   * What the request does to the object: `create` (a POST), `update`, `delete` (its manifest left git),
+   * `orphan` (its manifest left git, its object is left as it is); absent when nothing is sent.
+   */
+  action?: "create" | "update" | "delete" | "orphan";
 };
 
 /** How a masked secret is labelled: against its last applied hash, by reference, or not compared. */

@@ -38,12 +38,14 @@ async function firstApply(set: ManifestSet, check: ContractCheck): Promise<Check
   const dry = dryEffects(pass.state, { idOf: () => STAND_IN });
   const checked: Checked[] = [];
   const stand = new Secret("secret", "secret");
+  const byId = new Map(set.manifests.map((manifest) => [resourceId(manifest), manifest]));
   await runPhases({
     pass,
     effects: {
       ...dry,
       send: (request, write) => {
-        checked.push({ manifest: write.manifest, issues: issuesOf(check, request) });
+        const manifest = byId.get(resourceId(write.manifest));
+        if (manifest) checked.push({ manifest, issues: issuesOf(check, request) });
         return dry.send(request, write);
       },
     },

@@ -19,10 +19,11 @@ import { suspendedBecause } from "./write-guard.js";
  */
 
 /**
- * Requests one resource may send in a pass: a first contact with a three-way list takes two, and a
- * changed table mapping one more (removed, then added again); more means the plan does not converge.
+ * Requests one resource may send in a pass: a first contact with a three-way list takes two, a changed
+ * table mapping one more (removed, then added again), a pipe's state command and its scaling one each;
+ * more means the plan does not converge.
  */
-export const MAX_ROUNDS = 3;
+export const MAX_ROUNDS = 5;
 
 /** What a resource's decision reads of its pass. The outer pass builds it; no decision changes it. */
 export type Facts = {

@@ -1,6 +1,7 @@
 import { READY } from "../kinds/reverse-private-endpoint.js";
 import type { Manifest } from "../manifests/manifest.js";
 import type { PlannedRequest } from "../plan/types.js";
+import { member } from "../plan/values.js";
 import { type PlanView, viewOf } from "../plan/view.js";
 import type { Read } from "../platform/client.js";
 import type { Answers, RouteName } from "../platform/routes.js";
@@ -8,10 +9,12 @@ import { type ResourceStatus, resourceId } from "../resources.js";
 import type { State } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Facts } from "./decide.js";
+import { deleteLimits, runDeletes } from "./deletes.js";
 import type { Effects } from "./effects.js";
 import { type PassRun, prepareRecords, runPhases } from "./pass.js";
 import type { RecordChanges } from "./records.js";
-import type { Pass, ResourceOutcome } from "./types.js";
+import type { EngineDeps, Pass, ResourceOutcome } from "./types.js";
+import type { Writer } from "./write-guard.js";
 
 /**
  * A pass that sends nothing (`plan`, `plan --base`, `validate --contract`): apply's own pass (pass.ts,
@@ -22,11 +25,11 @@ import type { Pass, ResourceOutcome } from "./types.js";
  */
 
 /** A made-up id, where the platform would assign one: shown in the requests that carry it. */
-export const madeUpId = (manifest: Manifest) => `<id of ${resourceId(manifest)}>`;
+export const madeUpId = (manifest: Writer) => `<id of ${resourceId(manifest)}>`;
 const madeUpTileId = (dashboard: string, key: string) => `<id of tile ${key} of Dashboard/${dashboard}>`;
 
 /** What a made-up answer may need to know: the resource, and the id the platform would assign it. */
-type Asker = { manifest: Manifest; id: string };
+type Asker = { manifest: Writer; id: string };
 
 /**
  * The answer a platform would give each route, as far as a record needs it: the id it addresses (or
@@ -73,7 +76,8 @@ const MADE_UP: { [R in RouteName]: (request: PlannedRequest<R>, asker: Asker) =>
 
 /** The tiles of a dashboard's answer: each with its id, or a made-up one named after its key. */
 function madeUpTiles(tiles: readonly { id?: string; name: string }[], { manifest }: Asker) {
-  const keys = "tiles" in manifest.spec ? manifest.spec.tiles.map((tile) => tile.key) : [];
+  const specTiles = member(manifest.spec, "tiles");
+  const keys = Array.isArray(specTiles) ? specTiles.map((tile) => String(member(tile, "key"))) : [];
   return tiles.map((tile, index) => ({
     ...tile,
     id: tile.id || madeUpTileId(manifest.name, keys[index] ?? String(index)),
@@ -92,7 +96,7 @@ function madeUpAnswer<R extends RouteName>(request: PlannedRequest<R>, asker: As
  */
 export function dryEffects(
   state: State,
-  options: { read?: Read; idOf?: (manifest: Manifest) => string } = {},
+  options: { read?: Read; idOf?: (manifest: Writer) => string } = {},
 ): Effects {
   const { read, idOf = madeUpId } = options;
   return {
@@ -108,6 +112,11 @@ export function dryEffects(
     },
     save: async () => {},
     mayWrite: async () => undefined,
+    // A key's id and secret are made when it is created; a plan makes up neither, and writes nothing.
+    credential: async () => ({
+      pair: { keyId: "(made when the key is created)", keySecret: "" },
+      unwritten: false,
+    }),
     send: async (request, { manifest }) => ({
       result: madeUpAnswer(request, { manifest, id: idOf(manifest) }),
     }),
@@ -123,7 +132,10 @@ export type DryRunOptions = {
   now: Date;
   /** The clock of the times the dry run stamps; default the wall clock. */
   clock?: () => Date;
-  deps: PassRun["deps"] & { unmanagedRetentionMs?: number; read?: Read };
+  deps: PassRun["deps"] &
+    Pick<EngineDeps, "prune" | "maxDeletes"> & { unmanagedRetentionMs?: number; read?: Read };
+  /** The operator lets the plan's pass send up to this many deletes (--allow-deletes). */
+  allowDeletes?: number;
   desired: Facts["desired"];
 };
 
@@ -132,32 +144,44 @@ export type DryRun = { outcomes: ResourceOutcome[]; records: RecordChanges };
 
 /** Runs `pass` as apply would, sending nothing and saving nothing; its state is changed in memory. */
 export async function dryRun(pass: Pass, options: DryRunOptions): Promise<DryRun> {
-  const { log } = options;
+  const { log, deps, now } = options;
   const allowCreate = options.allowCreate ?? [];
   const records = prepareRecords(pass, {
     allow: new Set(allowCreate),
-    now: options.now,
+    now,
     log,
-    ...(options.deps.unmanagedRetentionMs ? { retentionMs: options.deps.unmanagedRetentionMs } : {}),
+    prune: deps.prune ?? true,
+    ...(deps.unmanagedRetentionMs ? { retentionMs: deps.unmanagedRetentionMs } : {}),
   });
-  const { outcomes } = await runPhases({
+  const passOptions = {
+    trigger: "cli" as const,
+    allowCreate,
+    reassert: options.reassert ?? false,
+    ...(options.allowDeletes === undefined ? {} : { allowDeletes: options.allowDeletes }),
+  };
+  const run = {
     pass,
-    effects: dryEffects(pass.state, options.deps.read ? { read: options.deps.read } : {}),
+    effects: dryEffects(pass.state, deps.read ? { read: deps.read } : {}),
     log,
-    options: { trigger: "cli", allowCreate, reassert: options.reassert ?? false },
-    deps: options.deps,
-    now: options.now,
+    options: passOptions,
+    deps,
+    now,
     clock: options.clock ?? (() => new Date()),
     memory: { refusals: new Map(), unsaved: new Map() },
     desired: options.desired,
-  });
-  return { outcomes, records };
+  };
+  const { outcomes } = await runPhases(run);
+  const deletes = await runDeletes(run, records.deletions, deleteLimits(deps, passOptions, now));
+  return { outcomes: [...outcomes, ...deletes.outcomes], records };
 }
 
-/** What `plan` shows of a resource: the decision of its first round. */
-export function viewOfOutcome({ first, status }: ResourceOutcome): PlanView {
+/** What `plan` shows of a resource: the decision of its first round (or what a delete shows). */
+export function viewOfOutcome({ first, status, shown }: ResourceOutcome): PlanView {
+  if (shown) return shown;
   if (!first) return { kind: status.kind, name: status.name, outcome: "none", reason: "", changes: [] };
-  return viewOf(first.plan, first.input?.record?.applied);
+  const view = viewOf(first.plan, first.input?.record?.applied);
+  if (first.action === "create" || first.action === "update") return { ...view, action: first.action };
+  return view;
 }
 
 /** What `plan` shows of the records without a manifest: nothing is sent for them. */

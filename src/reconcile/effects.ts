@@ -1,9 +1,12 @@
+import type { KeyPair } from "../credentials.js";
 import type { Manifest } from "../manifests/manifest.js";
+import type { SecretTarget } from "../manifests/specs/api-key.js";
 import type { PlannedRequest } from "../plan/types.js";
 import type { Priority } from "../platform/budget.js";
 import type { Answer } from "../platform/client.js";
 import type { Answers, RouteName } from "../platform/routes.js";
 import type { Cause } from "../resources.js";
+import { newKeyPair, targetName } from "../state/key-secrets.js";
 import type { ResourceRecord } from "../state/store.js";
 import type { EngineDeps, Pass } from "./types.js";
 import {
@@ -11,6 +14,7 @@ import {
   isWriteRefusedError,
   refusalOf,
   type WriteContext,
+  type Writer,
   writeSignal,
 } from "./write-guard.js";
 
@@ -33,10 +37,22 @@ export type Effects = {
   ): Promise<Answer<Answers[R]>>;
   /** With reads on: reads a live object or list before planning (read-first.ts). Absent with reads off. */
   read?<R extends RouteName>(request: PlannedRequest<R>): Promise<Answers[R]>;
+  /**
+   * The credential a create makes (an API key's id and secret): the pair `target` holds when it is the
+   * one of this key's own earlier attempt (`pending`: the key id its intent names), else a new one
+   * (`unwritten`: writeCredential puts it there). Refused when the target holds another key's pair.
+   * Throws StateError when the target cannot be read.
+   */
+  credential?(
+    target: SecretTarget,
+    pending: string | undefined,
+  ): Promise<{ pair: KeyPair; unwritten: boolean } | { refused: string }>;
+  /** Writes a credential to its target. Throws StateError. */
+  writeCredential?(target: SecretTarget, pair: KeyPair): Promise<void>;
 };
 
 /** One write: the resource it is of, and why the pass may no longer write, as far as it knows. */
-export type Writing = { manifest: Manifest; stopped(): string | undefined };
+export type Writing = { manifest: Writer; stopped(): string | undefined };
 
 /** Why a write is not sent: the resource's cause, its message, and what the store said when it refused. */
 export type NotSent = { cause: Cause; message: string; stopped?: string };
@@ -66,6 +82,7 @@ export function applyEffects(deps: EngineDeps, pass: Pass, signal: AbortSignal |
             (await read(request, { priority: "change", ...(signal ? { signal } : {}) })).result,
         }
       : {}),
+    ...credentialEffects(deps),
     dirty,
     changed,
     saved: saves.saved,
@@ -102,6 +119,22 @@ export function applyEffects(deps: EngineDeps, pass: Pass, signal: AbortSignal |
         writing.dispose();
       }
     },
+  };
+}
+
+/** Apply's credentials: read, made and written through the engine's key secrets (state/key-secrets.ts). */
+function credentialEffects({ keySecrets }: EngineDeps): Pick<Effects, "credential" | "writeCredential"> {
+  if (!keySecrets) return {};
+  return {
+    async credential(target, pending) {
+      const held = await keySecrets.read(target);
+      if (!held) return { pair: newKeyPair(), unwritten: true };
+      if (held.keyId === pending) return { pair: held, unwritten: false };
+      return {
+        refused: `not created: ${targetName(target)} already holds the id and secret of another key (its id ends ${held.keyId.slice(-4)}), and driftless never writes over one: choose another secretTarget, or remove that one if its key is gone`,
+      };
+    },
+    writeCredential: (target, pair) => keySecrets.write(target, pair),
   };
 }
 

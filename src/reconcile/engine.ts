@@ -7,10 +7,11 @@ import { createParseCache } from "../manifests/read-file.js";
 import type { Specs } from "../plan/types.js";
 import type { PlanView } from "../plan/view.js";
 import type { Read } from "../platform/client.js";
-import { parseResourceId, passOk, resourceId, resultOf } from "../resources.js";
+import { type LifecycleEvent, parseResourceId, passOk, resourceId, resultOf } from "../resources.js";
 import type { ResourceRecord } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import { PassMetrics } from "../telemetry/pass-metrics.js";
+import { deleteLimits, runDeletes } from "./deletes.js";
 import { dryRun, unmanagedViews, viewOfOutcome } from "./dry-run.js";
 import { type ApplyEffects, applyEffects } from "./effects.js";
 import { prepareRecords, readSecrets, refLookup, runPhases, startPass } from "./pass.js";
@@ -65,6 +66,8 @@ export async function planPass(
     desired?: <K extends Kind>(manifest: ManifestOf<K>, record: ResourceRecord | undefined) => Specs[K];
     /** With `deps.read`: reads each managed object, and shows what differs from git as changes to send. */
     readDrift?: boolean;
+    /** The plan's pass may send up to this many deletes past DRIFTLESS_MAX_DELETES (--allow-deletes). */
+    allowDeletes?: number;
   } = {},
 ): Promise<PlanReport> {
   const pass = await startPass(deps);
@@ -161,7 +164,13 @@ async function applyPass(deps: EngineDeps, options: ApplyOptions, memory: Memory
   forgetRefusalsOfGone(memory.refusals, pass);
   restoreCarried(effects, memory.carried);
   const allow = new Set(options.allowCreate ?? []);
-  const records = prepareRecords(pass, { allow, retentionMs: deps.unmanagedRetentionMs, now, log });
+  const records = prepareRecords(pass, {
+    allow,
+    retentionMs: deps.unmanagedRetentionMs,
+    now,
+    log,
+    prune: deps.prune ?? true,
+  });
   for (const id of records.changed) effects.changed(id);
   await saveSuspension(deps, effects, log);
   const unsaved = await saveBeforeApplying(effects, log);
@@ -181,9 +190,23 @@ async function applyPass(deps: EngineDeps, options: ApplyOptions, memory: Memory
   };
   const phases = await runPhases(run);
   statuses.push(...phases.statuses);
+  // Deletes after the creates and updates: nothing of this revision needs what they remove.
+  const deletes = await runDeletes(run, records.deletions, deleteLimits(deps, options, now));
+  statuses.push(...deletes.outcomes.map((outcome) => outcome.status));
   await effects.saved();
-  remember(memory, phases.outcomes, effects, pass);
-  return finishPass(pass, statuses, log, deps);
+  const outcomes = [...phases.outcomes, ...deletes.outcomes];
+  remember(memory, outcomes, effects, pass);
+  const lifecycle = lifecycleOf(outcomes, records.orphaned);
+  return { ...finishPass(pass, statuses, log, deps), lifecycle, deletesHeld: deletes.held };
+}
+
+/** The objects a pass created, deleted and orphaned, by kind. */
+function lifecycleOf(outcomes: readonly ResourceOutcome[], orphaned: readonly string[]): LifecycleEvent[] {
+  const events: LifecycleEvent[] = [];
+  for (const { status, lifecycle } of outcomes)
+    if (lifecycle) events.push({ kind: status.kind, action: lifecycle });
+  for (const id of orphaned) events.push({ kind: parseResourceId(id).kind, action: "orphan" });
+  return events;
 }
 
 /** Apply with reads on: what changed outside git is read first, and sent back by the pass. */

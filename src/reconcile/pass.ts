@@ -66,11 +66,12 @@ function rearmAllowances(state: State, allow: ReadonlySet<string>): string[] {
  */
 export function prepareRecords(
   pass: Pass,
-  options: { allow: ReadonlySet<string>; retentionMs?: number; now: Date; log: Logger },
+  options: { allow: ReadonlySet<string>; retentionMs?: number; now: Date; log: Logger; prune?: boolean },
 ): RecordChanges {
   const rearmed = rearmAllowances(pass.state, options.allow);
   const retentionMs = options.retentionMs ?? DEFAULT_UNMANAGED_RETENTION_MS;
-  const followed = followManifests(pass, { retentionMs, now: options.now, log: options.log });
+  const { now, log } = options;
+  const followed = followManifests(pass, { retentionMs, now, log, prune: options.prune ?? true });
   return { ...followed, changed: [...rearmed, ...followed.changed] };
 }
 

@@ -1,8 +1,9 @@
-import { createOf } from "../kinds/index.js";
+import { createOf, kindOf } from "../kinds/index.js";
 import { isNone } from "../kinds/kind.js";
 import { DRIFTLESS_ANNOTATIONS } from "../manifests/fields.js";
 import { apiObjectOf, manifestId, manifestObject } from "../manifests/identity.js";
 import type { Manifest } from "../manifests/manifest.js";
+import { same } from "../plan/values.js";
 import { type ResourceStatus, resourceId, resultOf } from "../resources.js";
 import type { ResourceRecord } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
@@ -22,19 +23,32 @@ export const DEFAULT_UNMANAGED_RETENTION_MS = 30 * 86_400_000;
 export type RecordChanges = {
   /** The records kept without a manifest, as statuses (Unmanaged). */
   unmanaged: ResourceStatus[];
+  /** Records this pass first found without a manifest and orphaned (left their object as it is). */
+  orphaned: string[];
+  /**
+   * Records without a manifest whose deletion policy deletes their object (deletes.ts sends it, and
+   * drops the record once it is gone).
+   */
+  deletions: string[];
   /** The records dropped because their manifest has been gone longer than the retention. */
   dropped: ResourceStatus[];
   /** Ids of the records this changed (to be saved). */
   changed: string[];
 };
 
-export type FollowOptions = { retentionMs: number; now: Date; log: Logger };
+export type FollowOptions = {
+  retentionMs: number;
+  now: Date;
+  log: Logger;
+  /** false (DRIFTLESS_PRUNE=off): every object whose manifest left git is orphaned, none deleted. */
+  prune: boolean;
+};
 
 /** Follows renames, keeps each record's API object, and keeps or drops the records without a manifest. */
 export function followManifests(pass: Pass, options: FollowOptions): RecordChanges {
   const changed = [...followRenames(pass, options.log), ...stampObjects(pass)];
-  const { unmanaged, dropped, changed: removals } = keepOrDrop(pass, options);
-  return { unmanaged, dropped, changed: [...changed, ...removals] };
+  const gone = keepOrDrop(pass, options);
+  return { ...gone, changed: [...changed, ...gone.changed] };
 }
 
 /** Whether a record's manifest is in this revision (valid, or invalid: then it is only not applied). */
@@ -85,12 +99,41 @@ function objectOfRecord(manifest: Manifest, record: ResourceRecord): string | un
   return apiObjectOf(manifest.kind, { ...manifest.spec, [create.idField]: record.serverId });
 }
 
-/** The record of `manifest` with its API object written and without an Unmanaged mark. */
+/**
+ * What happens to a manifest's object once the manifest leaves git: its `driftless/deletion-policy`,
+ * else `delete` for an object driftless creates (the manifest names no id) and `orphan` for one it
+ * adopted by id. A kind that is never deleted (an organization, a watch) has none.
+ */
+export function deletionPolicyOf(manifest: Manifest): ResourceRecord["deletionPolicy"] {
+  const module = kindOf(manifest.kind);
+  if (isNone(module.delete)) return undefined;
+  const stated = manifest.annotations[DRIFTLESS_ANNOTATIONS.deletionPolicy];
+  if (stated === "delete" || stated === "orphan") return stated;
+  return !isNone(module.create) && module.create.idOf(manifest.spec) === undefined ? "delete" : "orphan";
+}
+
+/**
+ * The record of `manifest` with what it tells of its object written (its API object, its address, its
+ * deletion policy) and without an Unmanaged mark.
+ */
 export function managedRecord(manifest: Manifest, record: ResourceRecord): ResourceRecord {
   const object = objectOfRecord(manifest, record);
-  if (record.object === object && record.unmanagedSince === undefined) return record;
-  const { unmanagedSince: _back, object: _old, ...rest } = record;
-  return { ...rest, ...(object ? { object } : {}) };
+  const address = kindOf(manifest.kind).address(manifest.spec, record);
+  const deletionPolicy = deletionPolicyOf(manifest);
+  if (
+    record.object === object &&
+    record.unmanagedSince === undefined &&
+    record.deletionPolicy === deletionPolicy &&
+    same(record.address, address)
+  )
+    return record;
+  const { unmanagedSince: _back, object: _old, address: _a, deletionPolicy: _p, ...rest } = record;
+  return {
+    ...rest,
+    ...(object ? { object } : {}),
+    ...(address ? { address } : {}),
+    ...(deletionPolicy ? { deletionPolicy } : {}),
+  };
 }
 
 /** Writes each managed record's API object (records of an older driftless have none), and takes back the Unmanaged mark of a re-added one. */
@@ -108,20 +151,29 @@ function stampObjects(pass: Pass): string[] {
   return stamped;
 }
 
-/** Marks the records without a manifest Unmanaged (from now), and drops those past the retention. */
-function keepOrDrop(pass: Pass, { retentionMs, now, log }: FollowOptions): RecordChanges {
-  const kept: RecordChanges = { unmanaged: [], dropped: [], changed: [] };
+/**
+ * The records without a manifest: those whose deletion policy deletes their object are handed to the
+ * deletes (unless pruning is off); the others are orphaned: marked Unmanaged (from now), and dropped
+ * past the retention.
+ */
+function keepOrDrop(pass: Pass, { retentionMs, now, log, prune }: FollowOptions): RecordChanges {
+  const kept: RecordChanges = { unmanaged: [], orphaned: [], deletions: [], dropped: [], changed: [] };
   // A file that could not be read as far as its kind and name may hold any of these manifests: then no
   // record starts to count as deleted, and none is dropped, until the revision reads whole again.
   const unsure = pass.set.problems.some((problem) => problem.resource === undefined);
   for (const id in pass.state.resources) {
     const record = pass.state.resources[id];
     if (!record || hasManifest(pass, id)) continue;
+    if (prune && record.deletionPolicy === "delete" && record.unmanagedSince === undefined) {
+      kept.deletions.push(id);
+      continue;
+    }
     if (unsure && record.unmanagedSince === undefined) continue;
     const since = record.unmanagedSince ?? now.toISOString();
     if (record.unmanagedSince === undefined) {
       pass.state.resources[id] = { ...record, unmanagedSince: since };
       kept.changed.push(id);
+      kept.orphaned.push(id);
     }
     const until = new Date(Date.parse(since) + retentionMs);
     if (!unsure && until.getTime() <= now.getTime()) {

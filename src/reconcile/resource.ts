@@ -1,10 +1,12 @@
+import type { KeyPair } from "../credentials.js";
 import { isApiError, isUnknownOutcomeError, messageOf } from "../errors.js";
 import { createOf } from "../kinds/index.js";
 import { isNone } from "../kinds/kind.js";
 import { manifestId } from "../manifests/identity.js";
 import type { Manifest } from "../manifests/manifest.js";
 import { notFoundHint } from "../manifests/not-found.js";
-import type { Write } from "../plan/types.js";
+import type { SecretTarget } from "../manifests/specs/api-key.js";
+import type { ResourcePlan, Write } from "../plan/types.js";
 import { isPlainObject } from "../plan/values.js";
 import { type PlanView, viewOf } from "../plan/view.js";
 import type { Priority } from "../platform/budget.js";
@@ -45,6 +47,8 @@ class Job {
   requestId: string | undefined;
   first: Step | undefined;
   created = false;
+  /** Its object was created by a POST of this pass. */
+  madeObject = false;
   answered = false;
   failedRequests = 0;
   #log: Logger | undefined;
@@ -96,6 +100,7 @@ class Job {
     if (signals?.refusal) outcome.refusal = signals.refusal;
     if (this.first) outcome.first = this.first;
     if (this.created) outcome.created = true;
+    if (this.madeObject) outcome.lifecycle = "create";
     if (this.answered) outcome.answered = true;
     if (this.failedRequests > 0) outcome.failedRequests = this.failedRequests;
     return outcome;
@@ -167,12 +172,21 @@ async function send(
   const notSent = await effects.mayWrite(write);
   if (notSent) return job.finish(notSent.cause, notSent.message, notSent);
 
-  // A create is not idempotent: its intent is saved first, so a crash after the POST is seen.
+  // A create is not idempotent: its intent is saved first, so a crash after the POST is seen; a
+  // credential it makes is written before the POST, so that no key is made whose secret nobody has.
   const route = ROUTES[step.write.request.route];
   const creates = step.action === "create";
+  let sent: Write = step.write;
   if (creates) {
-    const refused = await saveIntent(job, step.allowed);
+    const credential = step.plan.credential ? await makeCredential(job, step.plan.credential) : undefined;
+    if (credential && "outcome" in credential) return credential.outcome;
+    const refused = await saveIntent(job, step.allowed, credential?.pair.keyId);
     if (refused) return refused;
+    if (credential) {
+      const unwritten = await writeCredential(job, credential);
+      if (unwritten) return unwritten;
+      sent = credential.write;
+    }
   }
 
   // Send exactly the decision; changes from git go first, re-assertions last.
@@ -182,12 +196,13 @@ async function send(
   const started = performance.now();
   let answered: Answered;
   try {
-    answered = await sendWrite(effects, step.write, { ...write, priority }, () => job.now());
+    answered = await sendWrite(effects, sent, { ...write, priority }, () => job.now());
   } catch (error) {
     return failed(job, view, creates, error, step.fingerprint);
   }
   const { record, requestId, timing } = answered;
   job.answered = true;
+  if (creates) job.madeObject = true;
   job.requestId = requestId;
   job.sent.push(view);
 
@@ -250,12 +265,13 @@ async function sendWrite<R extends RouteName>(
 }
 
 /** Saves the intent of a create before its POST; the outcome to return when it cannot be saved. */
-async function saveIntent(job: Job, allowed: boolean): Promise<ResourceOutcome | undefined> {
+async function saveIntent(job: Job, allowed: boolean, keyId?: string): Promise<ResourceOutcome | undefined> {
   const before = job.record;
   const now = job.now();
   job.write({
     ...(before ?? { kind: job.manifest.kind, name: job.manifest.name }),
-    intent: { action: "create", startedAt: now },
+    // The id of a key driftless makes is not secret: it tells this key's pair from another's.
+    intent: { action: "create", startedAt: now, ...(keyId ? { keyId } : {}) },
     // An allowance buys one attempt: recorded with the intent, so a restart cannot spend it again.
     ...(allowed ? { allowanceUsedAt: now } : {}),
   });
@@ -266,6 +282,50 @@ async function saveIntent(job: Job, allowed: boolean): Promise<ResourceOutcome |
     // Nothing was sent: the intent must not reach the state with a later save of another resource.
     job.write(before);
     return job.finish("save-failed", `not sent: the create intent could not be saved: ${messageOf(error)}`);
+  }
+}
+
+/** A credential made for a create: the pair, whether it still has to be written, and the write that sends its hashes. */
+type Made = { pair: KeyPair; target: SecretTarget; unwritten: boolean; write: Write };
+
+/**
+ * The credential of a create (an API key's id and secret): the pair its target already holds for this
+ * key's own earlier attempt, or a new one. The outcome to return when the target holds another's.
+ */
+async function makeCredential(
+  job: Job,
+  credential: NonNullable<ResourcePlan["credential"]>,
+): Promise<Made | { outcome: ResourceOutcome }> {
+  const { effects } = job.run;
+  const pending = job.record?.intent?.keyId;
+  let made: Awaited<ReturnType<NonNullable<Effects["credential"]>>>;
+  try {
+    if (!effects.credential) throw new Error("no place to write a key's secret");
+    made = await effects.credential(credential.target, typeof pending === "string" ? pending : undefined);
+  } catch (error) {
+    return {
+      outcome: job.finish(
+        "save-failed",
+        `not sent: the key's secret target could not be read: ${messageOf(error)}`,
+      ),
+    };
+  }
+  if ("refused" in made) return { outcome: job.finish("refused", made.refused) };
+  return { ...made, target: credential.target, write: credential.write(made.pair) };
+}
+
+/** Writes a new credential to its target, after the intent that names it; the outcome when it cannot be. */
+async function writeCredential(job: Job, made: Made): Promise<ResourceOutcome | undefined> {
+  if (!made.unwritten) return undefined;
+  try {
+    await job.run.effects.writeCredential?.(made.target, made.pair);
+    return undefined;
+  } catch (error) {
+    const unsaved = await voidIntent(job);
+    return job.finish(
+      "save-failed",
+      `not sent: the key's secret could not be written: ${messageOf(error)}${unsaved}`,
+    );
   }
 }
 

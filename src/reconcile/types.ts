@@ -8,7 +8,8 @@ import type { ParseCache } from "../manifests/read-file.js";
 import type { SecretSources } from "../manifests/secrets.js";
 import type { PlanView } from "../plan/view.js";
 import type { Read } from "../platform/client.js";
-import type { Cause, PassResult, ResourceStatus, Trigger } from "../resources.js";
+import type { Cause, LifecycleEvent, PassResult, ResourceStatus, Trigger } from "../resources.js";
+import type { KeySecrets } from "../state/key-secrets.js";
 import type { State, StateStore } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
@@ -34,6 +35,8 @@ export type PassOptions = {
    * create attempt in this pass (`driftless apply --allow-create`).
    */
   allowCreate?: readonly string[];
+  /** The operator lets this pass send up to this many deletes, past DRIFTLESS_MAX_DELETES (--allow-deletes). */
+  allowDeletes?: number;
   /**
    * A retry pass leaves alone the resources whose backoff is not due yet: for those this returns the
    * status to report again (their last one), and the engine sends nothing for them.
@@ -91,6 +94,12 @@ export type EngineDeps = {
   managementKeyId?: (organizationId: string) => string | undefined;
   /** Resources handled at once within a phase; default 4. */
   concurrency?: number;
+  /** false (DRIFTLESS_PRUNE=off): every object whose manifest left git is orphaned, none deleted. */
+  prune?: boolean;
+  /** The most deletes one pass sends (DRIFTLESS_MAX_DELETES); default 5. */
+  maxDeletes?: number;
+  /** Where the id and secret of an API key driftless creates are written (its spec.secretTarget). */
+  keySecrets?: KeySecrets;
   /** The daemon's suspend/resume switch, laid over the state each pass reads and saves. */
   suspension?: SuspensionSwitch;
   /** Called as each resource finishes (progress output). */
@@ -139,6 +148,10 @@ export type ResourceOutcome = {
   first?: Step;
   /** A server id was recorded in this pass (created or adopted): resources waiting for it may go on. */
   created?: true;
+  /** What this pass did to its object: created it, deleted it, orphaned it (driftless_lifecycle_total). */
+  lifecycle?: LifecycleEvent["action"];
+  /** What `plan` shows of it when no step says (a delete). */
+  shown?: PlanView;
   /** Why this process may no longer write, when a write of this resource found out: nothing more is sent. */
   stopped?: string;
   /** The platform refused the last request for good: remembered, and not sent again while unchanged. */

@@ -32,8 +32,17 @@ export class WriteRefusedError extends DriftlessError {
 
 export const isWriteRefusedError = (e: unknown): e is WriteRefusedError => e instanceof WriteRefusedError;
 
+/**
+ * What a write is of: a manifest, or the record of one that left git (its object deleted), which has no
+ * annotations left.
+ */
+export type Writer = Pick<Manifest, "kind" | "name" | "annotations"> & { spec: object };
+
 /** Why nothing is sent for `manifest`: the whole daemon or the resource is suspended; else undefined. */
-export function suspendedBecause(manifest: Manifest, daemon: Suspended | undefined): string | undefined {
+export function suspendedBecause(
+  manifest: Pick<Manifest, "annotations">,
+  daemon: Suspended | undefined,
+): string | undefined {
   if (daemon) {
     const reason = daemon.reason ? ` (${daemon.reason})` : "";
     return `driftless is suspended since ${daemon.since}${reason}: nothing is sent until driftless resume`;
@@ -50,7 +59,7 @@ export type WriteContext = {
   deps: Pick<EngineDeps, "store" | "suspension">;
   /** The pass's state: the suspension is laid over it before each look. */
   state: State;
-  manifest: Manifest;
+  manifest: Writer;
   /** Why this process may no longer write, once a write of the pass found out (then the store is not asked). */
   stopped(): string | undefined;
 };

@@ -34,6 +34,8 @@ export type MarkdownInput = {
 
 const ROWS: [keyof PlanSummary, string][] = [
   ["toSend", "to send"],
+  ["toCreate", "of them creates"],
+  ["toDelete", "of them deletes"],
   ["toAdopt", "to adopt"],
   ["waiting", "waiting"],
   ["unmanaged", "no longer managed"],

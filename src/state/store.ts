@@ -53,6 +53,17 @@ export const ResourceRecord = z.looseObject({
   object: z.string().optional(),
   /** ISO-8601 time a pass first found the record without a manifest (status Unmanaged). */
   unmanagedSince: z.string().optional(),
+  /**
+   * The path parameters of its object as its last manifest named them (a created object's id
+   * included): what deletes it once the manifest is gone. Written by every pass that sees the manifest.
+   */
+  address: z.record(z.string(), z.string()).optional(),
+  /**
+   * What happens to the object when the manifest leaves git, as its last manifest said (its
+   * `driftless/deletion-policy`, else `delete` for an object driftless created, `orphan` for one it
+   * adopted). A record of an older driftless has none: its object is orphaned.
+   */
+  deletionPolicy: z.enum(["delete", "orphan"]).optional(),
 });
 export type ResourceRecord = z.infer<typeof ResourceRecord>;
 

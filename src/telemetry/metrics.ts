@@ -1,7 +1,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, type Registry } from "prom-client";
 import { KINDS, MANAGED_KINDS } from "../manifests/manifest.js";
 import { VERSION } from "../package.js";
-import { FAILURES, RESOURCE_STATUSES } from "../resources.js";
+import { FAILURES, LIFECYCLE_ACTIONS, RESOURCE_STATUSES } from "../resources.js";
 
 /**
  * Every metric driftless exports, registered once on the registry passed in. The names in
@@ -108,6 +108,15 @@ export function createMetrics(
       "Drifts found by reads: a live object whose fields differ from what its manifest states, counted once when found.",
       ["kind"],
     ),
+    lifecycleTotal: counter(
+      "driftless_lifecycle_total",
+      "Objects created, deleted and orphaned (left as they are once their manifest left git), by kind.",
+      ["kind", "action"],
+    ),
+    deletesHeld: gauge(
+      "driftless_deletes_held",
+      "Deletes the mass-deletion guard holds for an operator (DRIFTLESS_MAX_DELETES; driftless apply --allow-deletes N lets them go).",
+    ),
     readTotal: counter(
       "driftless_read_total",
       "Reads of live objects (DRIFTLESS_READS=on), by kind and result: equal, drifted, missing or error.",
@@ -140,6 +149,9 @@ export function createMetrics(
   for (const result of ["success", "error"]) metrics.reconcileTotal.inc({ result }, 0);
   for (const result of ["success", "error"]) metrics.pollTotal.inc({ result }, 0);
   for (const kind of MANAGED_KINDS) metrics.driftTotal.inc({ kind }, 0);
+  for (const kind of MANAGED_KINDS)
+    for (const action of LIFECYCLE_ACTIONS) metrics.lifecycleTotal.inc({ kind, action }, 0);
+  metrics.deletesHeld.set(0);
   // Every manifest kind, so each has its `driftless_resources` series from the start.
   for (const kind of KINDS) {
     for (const status of RESOURCE_STATUSES) metrics.resources.set({ kind, status }, 0);

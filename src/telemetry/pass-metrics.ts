@@ -31,6 +31,8 @@ export class PassMetrics {
     metrics.manifestErrors.set(result.manifestErrors);
     if (result.ok) metrics.lastSuccess.set(Date.parse(result.finishedAt) / 1000);
     this.setRevision(result.revision ?? "");
+    for (const { kind, action } of result.lifecycle ?? []) metrics.lifecycleTotal.inc({ kind, action });
+    metrics.deletesHeld.set(result.deletesHeld ?? 0);
   }
 
   /** A pass that could not run at all. */
@@ -42,6 +44,7 @@ export class PassMetrics {
   forget(): void {
     this.recordStatuses([]);
     this.metrics.manifestErrors.set(0);
+    this.metrics.deletesHeld.set(0);
   }
 
   /** Sets `driftless_resources` from every resource's status; kinds and statuses not seen are 0. */

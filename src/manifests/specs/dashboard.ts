@@ -119,22 +119,37 @@ export const Tile = z.strictObject({
 });
 export type Tile = z.infer<typeof Tile>;
 
-export const DashboardSpec = z.strictObject({
-  dashboardId: PathId,
-  name: NonEmpty,
-  tags: z.array(Text).optional(),
-  tiles: uniqueIn(
-    uniqueIn(
-      z.array(Tile),
-      stringField("key"),
-      (key) => `tile key ${key} is used twice in this dashboard`,
-      "key",
+export const DashboardSpec = z
+  .strictObject({
+    /** The dashboard's id: adopts an existing dashboard. Absent: driftless creates the dashboard. */
+    dashboardId: PathId.optional(),
+    name: NonEmpty,
+    tags: z.array(Text).optional(),
+    tiles: uniqueIn(
+      uniqueIn(
+        z.array(Tile),
+        stringField("key"),
+        (key) => `tile key ${key} is used twice in this dashboard`,
+        "key",
+      ),
+      stringField("id"),
+      (id) => `tile id ${id} is adopted twice in this dashboard`,
+      "id",
     ),
-    stringField("id"),
-    (id) => `tile id ${id} is adopted twice in this dashboard`,
-    "id",
-  ),
-});
+  })
+  .superRefine((spec, ctx) => {
+    if (spec.dashboardId !== undefined) return;
+    // A tile id adopts a tile of an existing dashboard; a dashboard driftless creates has none yet.
+    spec.tiles.forEach((tile, index) => {
+      if (tile.id === undefined) return;
+      ctx.addIssue({
+        code: "custom",
+        path: ["tiles", index, "id"],
+        message:
+          "adopts a tile of an existing dashboard: give the dashboard's dashboardId too, or leave the id out",
+      });
+    });
+  });
 export type DashboardSpec = z.infer<typeof DashboardSpec>;
 
 export const Dashboard = manifestDocument("Dashboard", DashboardSpec);
