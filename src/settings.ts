@@ -205,6 +205,14 @@ export const SETTINGS = {
     parser: z.string().min(1).optional(),
     help: "several organizations: a folder with <organizationId>.key-id and <organizationId>.key-secret per organization (unset: the single key for every organization)",
   },
+  simulator: {
+    env: "DRIFTLESS_SIMULATOR",
+    flag: "--simulator <builtin>",
+    commands: PLATFORM,
+    choices: ["builtin"],
+    parser: z.enum(["builtin"]).optional(),
+    help: "builtin: use the built-in simulator on purpose, with neither platform URL set (unset: the simulator only where both URLs are unset and run is not in a cluster, on the Kubernetes state store or electing a leader)",
+  },
   observabilityUrl: {
     env: "DRIFTLESS_OBSERVABILITY_URL",
     flag: "--observability-url <url>",

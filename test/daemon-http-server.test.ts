@@ -21,6 +21,7 @@ afterEach(() => {
 });
 
 const STATUS: StatusDocument = {
+  platform: "simulator",
   revision: null,
   suspended: null,
   budget: [],

@@ -98,7 +98,12 @@ const cases: Array<[string, () => Record<string, string>, RegExp]> = [
   ],
   [
     "the Kubernetes state store without a Kubernetes API",
-    () => ({ DRIFTLESS_STATE_STORE: "kubernetes", KUBECONFIG: join(root, "no-kubeconfig") }),
+    // The simulator asked for by name: without it, the missing URLs are refused first.
+    () => ({
+      DRIFTLESS_STATE_STORE: "kubernetes",
+      DRIFTLESS_SIMULATOR: "builtin",
+      KUBECONFIG: join(root, "no-kubeconfig"),
+    }),
     /DRIFTLESS_STATE_STORE=kubernetes/,
   ],
   [

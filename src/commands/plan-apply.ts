@@ -1,4 +1,4 @@
-import type { Config } from "../config.js";
+import { type Config, platformOf, SIMULATOR_PLATFORM } from "../config.js";
 import { type ReadTarget, readLive } from "../drift/index.js";
 import { parseDuration } from "../duration.js";
 import { escapeJson, escapeLine } from "../escape.js";
@@ -9,6 +9,7 @@ import { createReader } from "../reconcile/send.js";
 import type { EngineDeps, ResourceOutcome } from "../reconcile/types.js";
 import type { NextStep, PassResult } from "../resources.js";
 import { NOT_COMPARED, withoutSecretValues } from "../review/secret-references.js";
+import { SETTINGS } from "../settings.js";
 import { commandLogger, type Io, type OutputFormat } from "./io.js";
 import { type PlanDocument, type PlanOutputFormat, printPlan } from "./plan-output.js";
 import { createPlatform, createStateStore, managementKeyIdOf, secretKeyOf } from "./platform.js";
@@ -32,6 +33,9 @@ const SECRETS_SKIPPED =
 /** With reads off, "in sync" is against what driftless last applied, never the live objects. */
 const NOT_READ =
   'the live objects were not read (DRIFTLESS_READS=off): "in sync" means as driftless last applied it, and a change made in the platform\'s console is not shown.';
+
+/** Said first by plan and apply while the built-in simulator stands in for the platform. */
+const SIMULATED = `the platform is the BUILT-IN SIMULATOR, not a real platform (${SETTINGS.managementUrl.env} and ${SETTINGS.observabilityUrl.env} are unset): nothing here is on, or reaches, a real platform.`;
 
 /**
  * `driftless plan`: what an apply would send, per resource, with secrets masked. Reads the state
@@ -57,13 +61,16 @@ export async function planCommand(config: Config, options: PlanOptions, io: Io):
           ...(platform ? { live: (target: ReadTarget) => readLive(platform.client, target) } : {}),
         },
       );
+      const platformName = platformOf(config);
       const notices = [
+        ...(platformName === SIMULATOR_PLATFORM ? [SIMULATED] : []),
         ...(report.stateEmpty ? [FIRST_CONTACT] : []),
         ...(skip ? [SECRETS_SKIPPED] : []),
         ...(report.reads ? [readsNotice(report.reads)] : [NOT_READ]),
       ];
       const doc: PlanDocument = {
         mode: "state",
+        platform: platformName,
         ...(report.revision ? { revision: report.revision } : {}),
         firstContact: report.stateEmpty,
         secrets: skip ? "skip" : "read",
@@ -110,6 +117,7 @@ export async function applyCommand(config: Config, options: PlanApplyOptions, io
           outcome.status.status === "Synced" && outcome.sent.length === 0 && !outcome.status.message;
         if (options.output === "text" && !quiet) io.out(progressLine(outcome));
       };
+      if (options.output === "text" && platform.simulator) io.out(escapeLine(`NOTE: ${SIMULATED}`));
       const reconciler = createReconciler({
         ...engineDeps(config, io, logger, store),
         send: platform.send,
@@ -128,7 +136,8 @@ export async function applyCommand(config: Config, options: PlanApplyOptions, io
         ...(options.allowCreate ? { allowCreate: options.allowCreate } : {}),
       });
       if (options.output === "json") {
-        io.out(escapeJson(JSON.stringify({ ...result, sent, exitCode: result.ok ? 0 : 1 }, null, 2)));
+        const document = { platform: platform.name, ...result, sent, exitCode: result.ok ? 0 : 1 };
+        io.out(escapeJson(JSON.stringify(document, null, 2)));
       } else io.out(applySummary(result, { answered: sent.length, failed: failedRequests }));
       return result.ok ? 0 : 1;
     } finally {

@@ -11,10 +11,15 @@ import { secretKeyOf } from "./platform.js";
 /**
  * The settings of `driftless run` that can be checked before anything starts: a bad one stops the
  * start with one ConfigError naming its variable, before the built-in simulator, the HTTP server, the
- * watch or a pass. (The two platform URLs are checked by the command line before this, with plan's and
- * apply's; credentials next, when the platform's clients are made, still before any of these.)
+ * watch or a pass; first, whether the built-in simulator may stand in for a platform whose URLs are
+ * unset. (That both URLs are set, or neither, is checked by the command line before this, with plan's
+ * and apply's; credentials next, when the platform's clients are made, still before any of these.)
  */
-export async function checkRunSettings(config: Config): Promise<void> {
+export async function checkRunSettings(
+  config: Config,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<void> {
+  checkSimulatorWanted(config, env);
   parseListen(config.listen);
   for (const key of ["reconcileSchedule", "pollSchedule", "reassertSchedule"] as const) {
     checkSchedule(SETTINGS[key].env, config[key]);
@@ -24,6 +29,25 @@ export async function checkRunSettings(config: Config): Promise<void> {
   // The key is read again at each use (a rotated file is taken up); here it must be there at all.
   secretKeyOf(config).secretKey?.();
   if (config.stateStore === "kubernetes" || config.leaderElect) await checkKubernetes(config.namespace);
+}
+
+/**
+ * Where driftless runs in production (a pod, the Kubernetes state store, leader election), a daemon
+ * without its platform URLs is a mistake, not a demo: it would report Synced about a platform that
+ * does not exist. There the built-in simulator runs only when DRIFTLESS_SIMULATOR=builtin asks for it.
+ */
+function checkSimulatorWanted(config: Config, env: Readonly<Record<string, string | undefined>>): void {
+  if (config.managementUrl || config.simulator === "builtin") return;
+  const production = [
+    ...(env.KUBERNETES_SERVICE_HOST ? ["it runs in a Kubernetes pod (KUBERNETES_SERVICE_HOST is set)"] : []),
+    ...(config.stateStore === "kubernetes" ? [`${SETTINGS.stateStore.env}=kubernetes`] : []),
+    ...(config.leaderElect ? [`${SETTINGS.leaderElect.env}=true`] : []),
+  ];
+  if (production.length === 0) return;
+  const { managementUrl, observabilityUrl, simulator } = SETTINGS;
+  throw new ConfigError(
+    `${managementUrl.env} and ${observabilityUrl.env} are unset, and ${production.join(", ")}: not starting against the built-in simulator. Set both URLs (with their credentials) to reconcile the real platform, or ${simulator.env}=builtin to run the simulator on purpose`,
+  );
 }
 
 /** A cron expression croner accepts (5 fields, or 6 with seconds first), or "off". */

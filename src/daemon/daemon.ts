@@ -1,4 +1,5 @@
 import type { Registry } from "prom-client";
+import { SIMULATOR_PLATFORM } from "../config.js";
 import { type Credential, readCredential } from "../credentials.js";
 import { causeOf, errnoOf, isSupersededError, messageOf } from "../errors.js";
 import type { Leadership } from "../leader/leadership.js";
@@ -50,6 +51,8 @@ export type DaemonSettings = {
   reads?: "on" | "off";
   /** Reads per round per credential; unset: drift-schedule.ts's defaults. */
   readCaps?: ReadCaps;
+  /** What /status says driftless reconciles: "simulator", or the platform's origin; unset: "simulator". */
+  platform?: string;
 };
 
 export type DaemonDeps = {
@@ -80,6 +83,8 @@ export type DaemonDeps = {
   allowCreate?: readonly string[];
   /** The pass loop's time (settle waits, retries); default the system's. */
   clock?: Clock;
+  /** Told the HTTP server's bound address (`host:port`) as soon as it listens, before any pass. */
+  onListening?: (address: string) => void;
 };
 
 export type Daemon = {
@@ -374,8 +379,13 @@ async function startServer(
   loop: PassLoop,
 ): Promise<HttpServer> {
   const { settings, leadership, logger } = deps;
+  const platform = settings.platform ?? SIMULATOR_PLATFORM;
   const status = () =>
-    board.snapshot(leadership.isLeader(), { suspended: suspension.current, budget: deps.budget?.() ?? [] });
+    board.snapshot(leadership.isLeader(), {
+      platform,
+      suspended: suspension.current,
+      budget: deps.budget?.() ?? [],
+    });
   const server = await startHttpServer(settings.listen, {
     registry: deps.registry,
     ready: () => board.ready || !leadership.isLeader(),
@@ -389,6 +399,7 @@ async function startServer(
     logger,
     ...(settings.httpLimits ? { limits: settings.httpLimits } : {}),
   });
+  deps.onListening?.(server.address);
   logger.info({ address: server.address }, "listening");
   return server;
 }

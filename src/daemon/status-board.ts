@@ -1,3 +1,4 @@
+import { SIMULATOR_PLATFORM } from "../config.js";
 import type { DriftField } from "../drift/compare.js";
 import { messageOf } from "../errors.js";
 import type { BudgetUsage } from "../platform/budget.js";
@@ -50,6 +51,8 @@ export type StatusEntry = {
 
 /** The body of `GET /status`. */
 export type StatusDocument = {
+  /** What driftless reconciles: "simulator" (the built-in one stands in), or the management API's origin. */
+  platform: string;
   revision: string | null;
   /** Set while `driftless suspend` holds every write (until `driftless resume`). */
   suspended: Suspended | null;
@@ -143,13 +146,18 @@ export class StatusBoard {
     return [...byKey.values()];
   }
 
-  /** The document of `GET /status`; `suspended` and `budget` are the daemon's, not the passes'. */
+  /** The document of `GET /status`; `platform`, `suspended` and `budget` are the daemon's, not the passes'. */
   snapshot(
     leader: boolean,
-    daemon: { suspended?: Suspended | undefined; budget?: StatusDocument["budget"] } = {},
+    daemon: {
+      platform?: string;
+      suspended?: Suspended | undefined;
+      budget?: StatusDocument["budget"];
+    } = {},
   ): StatusDocument {
     const pass = this.lastPass;
     return {
+      platform: daemon.platform ?? SIMULATOR_PLATFORM,
       revision: pass?.revision ?? null,
       suspended: daemon.suspended ?? null,
       budget: daemon.budget ?? [],
