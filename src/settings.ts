@@ -462,7 +462,14 @@ export const SIMULATOR_SETTINGS = {
     flag: "--fixture <file>",
     commands: SIMULATOR,
     parser: z.string().min(1).optional(),
-    help: "YAML fixture of the initial platform state",
+    help: "YAML fixture of the initial platform state (docs/simulator-fixtures.md)",
+  },
+  printFixture: {
+    env: "DRIFTLESS_SIMULATOR_PRINT_FIXTURE",
+    flag: "--print-fixture",
+    commands: SIMULATOR,
+    parser: Bool.default(false),
+    help: "print the fixture the simulator would start with as YAML (the built-in one, or --fixture's with its defaults filled in), and exit",
   },
   seed: {
     env: "DRIFTLESS_SIMULATOR_SEED",
