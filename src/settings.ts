@@ -23,6 +23,7 @@ export type CommandName =
   | "resume"
   | "reconcile"
   | "forget"
+  | "copy-state"
   | "simulator";
 
 export type Setting = {
@@ -64,6 +65,8 @@ const List = z.preprocess(
 const PLATFORM: readonly CommandName[] = ["plan", "apply", "run"];
 /** The commands that open the state store. */
 const STATE: readonly CommandName[] = [...PLATFORM, "forget"];
+/** The commands that find the state stores: the store they open, or both (copy-state). */
+const STATE_PLACES: readonly CommandName[] = [...STATE, "copy-state"];
 const MANIFESTS: readonly CommandName[] = ["validate", "plan", "apply", "run"];
 const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
 const OUTPUTS = ["text", "json", "markdown"] as const;
@@ -151,7 +154,7 @@ export const SETTINGS = {
   stateDir: {
     env: "DRIFTLESS_STATE_DIR",
     flag: "--state-dir <dir>",
-    commands: STATE,
+    commands: STATE_PLACES,
     parser: z.string().default("./.driftless"),
     help: "folder of the state store",
   },
@@ -163,6 +166,23 @@ export const SETTINGS = {
     parser: z.enum(STATE_STORES).default("file"),
     help: "file or kubernetes",
   },
+  copyTo: {
+    env: "DRIFTLESS_COPY_STATE_TO",
+    flag: "--to <store>",
+    commands: ["copy-state"],
+    choices: STATE_STORES,
+    parser: z
+      .enum(STATE_STORES, { error: "must be the store to copy the state into: file or kubernetes" })
+      .optional(),
+    help: "the store copy-state writes: kubernetes (the Secrets in the namespace) or file (the folder); it reads the other",
+  },
+  overwrite: {
+    env: "DRIFTLESS_COPY_STATE_OVERWRITE",
+    flag: "--overwrite",
+    commands: ["copy-state"],
+    parser: Bool.default(false),
+    help: "let copy-state replace a state that holds records (unset: it refuses)",
+  },
   stateKeyFile: {
     env: "DRIFTLESS_STATE_KEY_FILE",
     flag: "--state-key-file <file>",
@@ -173,7 +193,7 @@ export const SETTINGS = {
   namespace: {
     env: "DRIFTLESS_NAMESPACE",
     flag: "--namespace <ns>",
-    commands: STATE,
+    commands: STATE_PLACES,
     parser: z.string().optional(),
     help: "namespace of the Lease and the state Secret (unset: the pod's own)",
   },

@@ -2,9 +2,10 @@ import { readdir, stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { Cron } from "croner";
 import type { Config } from "../config.js";
+import { type Credential, readCredential } from "../credentials.js";
 import { parseListen } from "../daemon/http-server.js";
 import { isOff } from "../daemon/schedules.js";
-import { ConfigError, errnoOf, isConfigError, messageOf } from "../errors.js";
+import { ConfigError, causeOf, errnoOf, isConfigError, messageOf } from "../errors.js";
 import { SETTINGS } from "../settings.js";
 import { secretKeyOf } from "./platform.js";
 
@@ -26,8 +27,10 @@ export async function checkRunSettings(
   }
   await checkManifests(config.manifests);
   if (config.stateStore === "file") await checkStateDir(config.stateDir);
-  // The key is read again at each use (a rotated file is taken up); here it must be there at all.
+  // The key and the tokens are read again at each use (a rotated file is taken up); here they must be
+  // there at all.
   secretKeyOf(config).secretKey?.();
+  for (const key of ["statusToken", "webhookToken"] as const) checkTokenFile(SETTINGS[key].env, config[key]);
   if (config.stateStore === "kubernetes" || config.leaderElect) await checkKubernetes(config.namespace);
 }
 
@@ -48,6 +51,27 @@ function checkSimulatorWanted(config: Config, env: Readonly<Record<string, strin
   throw new ConfigError(
     `${managementUrl.env} and ${observabilityUrl.env} are unset, and ${production.join(", ")}: not starting against the built-in simulator. Set both URLs (with their credentials) to reconcile the real platform, or ${simulator.env}=builtin to run the simulator on purpose`,
   );
+}
+
+/**
+ * A token given as a file can be read and is not empty: a Secret mounted without its key leaves no file,
+ * and an empty one matches no request, so the endpoints it guards would fail on every request instead
+ * of the start failing once, saying why.
+ */
+function checkTokenFile(env: string, token: Credential | undefined): void {
+  if (!token || !("file" in token)) return;
+  let value: string | undefined;
+  try {
+    value = readCredential(token);
+  } catch (error) {
+    throw new ConfigError(
+      `${env}_FILE: cannot read ${token.file} (${messageOf(causeOf(error))}): create it, or unset ${env}_FILE`,
+    );
+  }
+  if (!value)
+    throw new ConfigError(
+      `${env}_FILE: ${token.file} is empty: write the token into it, or unset ${env}_FILE`,
+    );
 }
 
 /** A cron expression croner accepts (5 fields, or 6 with seconds first), or "off". */
