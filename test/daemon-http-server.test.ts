@@ -21,7 +21,6 @@ afterEach(() => {
 });
 
 const STATUS: StatusDocument = {
-  platform: "simulator",
   revision: null,
   suspended: null,
   budget: [],

@@ -1,5 +1,4 @@
 import type { Registry } from "prom-client";
-import { SIMULATOR_PLATFORM } from "../config.js";
 import { type Credential, readCredential } from "../credentials.js";
 import { causeOf, errnoOf, isSupersededError, messageOf } from "../errors.js";
 import type { Leadership } from "../leader/leadership.js";
@@ -51,7 +50,7 @@ export type DaemonSettings = {
   reads?: "on" | "off";
   /** Reads per round per credential; unset: drift-schedule.ts's defaults. */
   readCaps?: ReadCaps;
-  /** What /status says driftless reconciles: "simulator", or the platform's origin; unset: "simulator". */
+  /** What /status says driftless reconciles: "simulator", or the platform's origin; unset: not said. */
   platform?: string;
 };
 
@@ -379,10 +378,9 @@ async function startServer(
   loop: PassLoop,
 ): Promise<HttpServer> {
   const { settings, leadership, logger } = deps;
-  const platform = settings.platform ?? SIMULATOR_PLATFORM;
   const status = () =>
     board.snapshot(leadership.isLeader(), {
-      platform,
+      ...(settings.platform ? { platform: settings.platform } : {}),
       suspended: suspension.current,
       budget: deps.budget?.() ?? [],
     });

@@ -1,4 +1,3 @@
-import { SIMULATOR_PLATFORM } from "../config.js";
 import type { DriftField } from "../drift/compare.js";
 import { messageOf } from "../errors.js";
 import type { BudgetUsage } from "../platform/budget.js";
@@ -51,8 +50,11 @@ export type StatusEntry = {
 
 /** The body of `GET /status`. */
 export type StatusDocument = {
-  /** What driftless reconciles: "simulator" (the built-in one stands in), or the management API's origin. */
-  platform: string;
+  /**
+   * What driftless reconciles: "simulator" (the built-in one stands in), or the management API's
+   * origin; `driftless run` always says, a daemon not told (a test's) does not.
+   */
+  platform?: string;
   revision: string | null;
   /** Set while `driftless suspend` holds every write (until `driftless resume`). */
   suspended: Suspended | null;
@@ -157,7 +159,7 @@ export class StatusBoard {
   ): StatusDocument {
     const pass = this.lastPass;
     return {
-      platform: daemon.platform ?? SIMULATOR_PLATFORM,
+      ...(daemon.platform ? { platform: daemon.platform } : {}),
       revision: pass?.revision ?? null,
       suspended: daemon.suspended ?? null,
       budget: daemon.budget ?? [],
