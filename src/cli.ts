@@ -172,6 +172,19 @@ command(
   );
 
 command(
+  "copy-state",
+  "copy the state between the file store (--state-dir) and the Kubernetes store (--namespace), to move to or from the HA overlay (exit 0 copied and read back, 1 refused or failed)",
+).action(
+  action(async (used) => {
+    const { copyStateCommand } = await import("./commands/copy-state.js");
+    const settings = config(used);
+    const { copyTo, overwrite } = settings;
+    if (!copyTo) throw new ConfigError(`--to (${SETTINGS.copyTo.env}) is required: kubernetes or file`);
+    return copyStateCommand(settings, { to: copyTo, overwrite }, io);
+  }),
+);
+
+command(
   "status",
   "a running daemon's resources as a table, only those not Synced unless --all (exit 0 all Synced (or Unmanaged), 1 otherwise (Suspended too), 3 daemon unreachable)",
 ).action(

@@ -52,14 +52,36 @@ export const Config = schemaOf(SETTINGS).superRefine((config, context) => {
 });
 export type Config = z.infer<typeof Config>;
 
+/** The settings that choose the platform: its two URLs, or the built-in simulator. */
+export type PlatformUrls = { managementUrl?: string; observabilityUrl?: string; simulator?: "builtin" };
+
 /**
- * Throws ConfigError when one platform API URL is set without the other: the built-in simulator
+ * What driftless reconciles, as /status, plans and apply name it: "simulator" while the built-in
+ * simulator stands in for the platform (no URL set), else the management API's origin (no path, no
+ * credentials: a URL may carry user:password).
+ */
+export function platformOf(config: PlatformUrls): string {
+  return config.managementUrl ? new URL(config.managementUrl).origin : SIMULATOR_PLATFORM;
+}
+
+/** How /status, plans and apply name the built-in simulator standing in for the platform. */
+export const SIMULATOR_PLATFORM = "simulator";
+
+/**
+ * Throws ConfigError when DRIFTLESS_SIMULATOR=builtin is set beside a platform URL (which did the user
+ * mean?), or when one platform API URL is set without the other: the built-in simulator
  * stands in for the platform only as a whole (both unset), never for half of it, which would show a
  * real platform's resources as Synced on a simulated one.
  */
-export function checkPlatformUrls(config: { managementUrl?: string; observabilityUrl?: string }): void {
+export function checkPlatformUrls(config: PlatformUrls): void {
   const management = SETTINGS.managementUrl.env;
   const observability = SETTINGS.observabilityUrl.env;
+  if (config.simulator === "builtin" && (config.managementUrl || config.observabilityUrl)) {
+    const set = config.managementUrl ? management : observability;
+    throw new ConfigError(
+      `${SETTINGS.simulator.env}=builtin and ${set} are both set: unset ${SETTINGS.simulator.env} to use the real platform, or both URLs to use the built-in simulator`,
+    );
+  }
   if (Boolean(config.managementUrl) === Boolean(config.observabilityUrl)) return;
   const [set, unset] = config.managementUrl ? [management, observability] : [observability, management];
   throw new ConfigError(

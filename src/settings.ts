@@ -23,6 +23,7 @@ export type CommandName =
   | "resume"
   | "reconcile"
   | "forget"
+  | "copy-state"
   | "simulator";
 
 export type Setting = {
@@ -67,6 +68,8 @@ const List = z.preprocess(
 const PLATFORM: readonly CommandName[] = ["plan", "apply", "run"];
 /** The commands that open the state store. */
 const STATE: readonly CommandName[] = [...PLATFORM, "forget"];
+/** The commands that find the state stores: the store they open, or both (copy-state). */
+const STATE_PLACES: readonly CommandName[] = [...STATE, "copy-state"];
 const MANIFESTS: readonly CommandName[] = ["validate", "plan", "apply", "run"];
 const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
 const OUTPUTS = ["text", "json", "markdown"] as const;
@@ -159,7 +162,7 @@ export const SETTINGS = {
   stateDir: {
     env: "DRIFTLESS_STATE_DIR",
     flag: "--state-dir <dir>",
-    commands: STATE,
+    commands: STATE_PLACES,
     parser: z.string().default("./.driftless"),
     help: "folder of the state store",
   },
@@ -171,6 +174,23 @@ export const SETTINGS = {
     parser: z.enum(STATE_STORES).default("file"),
     help: "file or kubernetes",
   },
+  copyTo: {
+    env: "DRIFTLESS_COPY_STATE_TO",
+    flag: "--to <store>",
+    commands: ["copy-state"],
+    choices: STATE_STORES,
+    parser: z
+      .enum(STATE_STORES, { error: "must be the store to copy the state into: file or kubernetes" })
+      .optional(),
+    help: "the store copy-state writes: kubernetes (the Secrets in the namespace) or file (the folder); it reads the other",
+  },
+  overwrite: {
+    env: "DRIFTLESS_COPY_STATE_OVERWRITE",
+    flag: "--overwrite",
+    commands: ["copy-state"],
+    parser: Bool.default(false),
+    help: "let copy-state replace a state that holds records (unset: it refuses)",
+  },
   stateKeyFile: {
     env: "DRIFTLESS_STATE_KEY_FILE",
     flag: "--state-key-file <file>",
@@ -181,7 +201,7 @@ export const SETTINGS = {
   namespace: {
     env: "DRIFTLESS_NAMESPACE",
     flag: "--namespace <ns>",
-    commands: STATE,
+    commands: STATE_PLACES,
     parser: z.string().optional(),
     help: "namespace of the Lease and the state Secret (unset: the pod's own)",
   },
@@ -212,6 +232,14 @@ export const SETTINGS = {
     commands: PLATFORM,
     parser: z.string().min(1).optional(),
     help: "several organizations: a folder with <organizationId>.key-id and <organizationId>.key-secret per organization (unset: the single key for every organization)",
+  },
+  simulator: {
+    env: "DRIFTLESS_SIMULATOR",
+    flag: "--simulator <builtin>",
+    commands: PLATFORM,
+    choices: ["builtin"],
+    parser: z.enum(["builtin"]).optional(),
+    help: "builtin: use the built-in simulator on purpose, with neither platform URL set (unset: the simulator only where both URLs are unset and run is not in a cluster, on the Kubernetes state store or electing a leader)",
   },
   observabilityUrl: {
     env: "DRIFTLESS_OBSERVABILITY_URL",
@@ -499,7 +527,14 @@ export const SIMULATOR_SETTINGS = {
     flag: "--fixture <file>",
     commands: SIMULATOR,
     parser: z.string().min(1).optional(),
-    help: "YAML fixture of the initial platform state",
+    help: "YAML fixture of the initial platform state (docs/simulator-fixtures.md)",
+  },
+  printFixture: {
+    env: "DRIFTLESS_SIMULATOR_PRINT_FIXTURE",
+    flag: "--print-fixture",
+    commands: SIMULATOR,
+    parser: Bool.default(false),
+    help: "print the fixture the simulator would start with as YAML (the built-in one, or --fixture's with its defaults filled in), and exit",
   },
   seed: {
     env: "DRIFTLESS_SIMULATOR_SEED",

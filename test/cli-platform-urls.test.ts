@@ -78,3 +78,56 @@ describe("neither URL set", () => {
     );
   });
 });
+
+describe("neither URL set where driftless runs in production", () => {
+  it.each([
+    [
+      "in a Kubernetes pod",
+      { KUBERNETES_SERVICE_HOST: "10.96.0.1", KUBERNETES_SERVICE_PORT: "443" },
+      /it runs in a Kubernetes pod \(KUBERNETES_SERVICE_HOST is set\)/,
+    ],
+    [
+      "with the Kubernetes state store",
+      { DRIFTLESS_STATE_STORE: "kubernetes" },
+      /DRIFTLESS_STATE_STORE=kubernetes/,
+    ],
+    ["electing a leader", { DRIFTLESS_LEADER_ELECT: "true" }, /DRIFTLESS_LEADER_ELECT=true/],
+  ])("run refuses to start %s, naming what to set", (_, production, why) => {
+    const result = driftless(["run"], { ...base(), ...production });
+
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe("");
+    const lines = result.stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /^driftless: DRIFTLESS_MANAGEMENT_URL and DRIFTLESS_OBSERVABILITY_URL are unset, and /,
+    );
+    expect(lines[0]).toMatch(why);
+    expect(lines[0]).toMatch(
+      /Set both URLs .* or DRIFTLESS_SIMULATOR=builtin to run the simulator on purpose$/,
+    );
+  });
+
+  it("plan still runs in a pod (a CI job's), saying the simulator is the platform", () => {
+    const result = driftless(["plan"], { ...base(), KUBERNETES_SERVICE_HOST: "10.96.0.1" });
+
+    expect(result.code).toBe(2);
+    expect(result.stdout).toMatch(/^NOTE: the platform is the BUILT-IN SIMULATOR/m);
+  });
+});
+
+describe("DRIFTLESS_SIMULATOR=builtin beside a URL", () => {
+  it.each([["plan"], ["apply"], ["run"]])("%s refuses: which platform was meant?", (command) => {
+    const result = driftless([command], {
+      ...base(),
+      ...MANAGEMENT,
+      ...OBSERVABILITY,
+      DRIFTLESS_SIMULATOR: "builtin",
+    });
+
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toBe(
+      "driftless: DRIFTLESS_SIMULATOR=builtin and DRIFTLESS_MANAGEMENT_URL are both set: unset DRIFTLESS_SIMULATOR to use the real platform, or both URLs to use the built-in simulator",
+    );
+  });
+});

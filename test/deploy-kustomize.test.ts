@@ -27,11 +27,19 @@ type K8sObject = {
 
 const version = (JSON.parse(readFileSync(join(repo, "package.json"), "utf8")) as { version: string }).version;
 
-function render(dir: string): { status: number | null; stderr: string; objects: K8sObject[] } {
+type Rendered = { status: number | null; stderr: string; objects: K8sObject[] };
+const rendered = new Map<string, Rendered>();
+
+/** `kubectl kustomize` of `dir`, once per file: the HA overlay's 530 objects take kustomize seconds. */
+function render(dir: string): Rendered {
+  const known = rendered.get(dir);
+  if (known) return known;
   const result = spawnSync("kubectl", ["kustomize", join(repo, dir)], { encoding: "utf8" });
   if (result.error) throw new Error(`kubectl is needed to render deploy/: ${result.error.message}`);
   const objects = parseAllDocuments(result.stdout).map((doc) => doc.toJS() as K8sObject);
-  return { status: result.status, stderr: result.stderr, objects };
+  const made = { status: result.status, stderr: result.stderr, objects };
+  rendered.set(dir, made);
+  return made;
 }
 
 /** The schemas of every API group and version deploy/ may use; another needs a line here. */
@@ -230,7 +238,7 @@ describe("the example overlay's Deployment", () => {
     expect(fileVariables.sort()).toEqual(
       plain
         .map((name) => `${name}_FILE`)
-        .concat("DRIFTLESS_WEBHOOK_TOKEN_FILE")
+        .concat("DRIFTLESS_WEBHOOK_TOKEN_FILE", "DRIFTLESS_STATUS_TOKEN_FILE")
         .sort(),
     );
     for (const name of fileVariables) expect(env[name]?.startsWith(`${mount?.mountPath}/`)).toBe(true);
@@ -298,5 +306,169 @@ describe("the example overlay's Deployment", () => {
     expect(serviceLabels).toMatchObject(monitor.spec.selector.matchLabels);
     expect(service.spec.ports[0]?.targetPort).toBe("http");
     expect(monitor.spec.endpoints[0]).toMatchObject({ port: "http", path: "/metrics" });
+  });
+});
+
+type Port = { port?: number | string; protocol?: string };
+type PolicyRule = { ports?: Port[]; from?: unknown[]; to?: unknown[] };
+type NetworkPolicy = K8sObject & {
+  spec: {
+    podSelector: { matchLabels?: Record<string, string> };
+    policyTypes: string[];
+    ingress?: PolicyRule[];
+    egress?: PolicyRule[];
+  };
+};
+
+/** What an overlay renders for the driftless pod: the Deployment, its pod, and driftless's environment. */
+function installationOf(dir: string) {
+  const { objects } = render(dir);
+  const deployment = objects.find((o) => o.kind === "Deployment") as K8sObject & {
+    spec: { replicas: number; template: { metadata: { labels: Record<string, string> }; spec: PodSpec } };
+  };
+  const pod = deployment.spec.template.spec;
+  const driftless = pod.containers.find((c) => c.name === "driftless") as Container & { image: string };
+  const configMaps = (driftless.envFrom ?? []).map((source) => source.configMapRef?.name);
+  const env: Record<string, string | undefined> = Object.assign(
+    {},
+    ...objects
+      .filter((o) => o.kind === "ConfigMap" && configMaps.includes(o.metadata.name))
+      .map((o) => o.data as Record<string, string>),
+    Object.fromEntries((driftless.env ?? []).map((e) => [e.name, e.value])),
+  );
+  return { objects, deployment, pod, driftless, env };
+}
+
+/** The ports (`number/PROTOCOL`, a named port by its number) that `rules` open, to anywhere. */
+function openPorts(rules: PolicyRule[] | undefined, named: Record<string, number>): string[] {
+  return (rules ?? [])
+    .filter((rule) => rule.from === undefined && rule.to === undefined)
+    .flatMap((rule) => rule.ports ?? [])
+    .map(
+      (port) => `${typeof port.port === "string" ? named[port.port] : port.port}/${port.protocol ?? "TCP"}`,
+    )
+    .sort();
+}
+
+const overlayNames = existsSync(overlays) ? readdirSync(overlays) : [];
+
+describe.each(overlayNames)("deploy/overlays/%s, as kubectl kustomize renders it", (name) => {
+  const dir = `deploy/overlays/${name}`;
+
+  it("is a complete installation: a namespace for every object, a pushed image, both platform URLs", () => {
+    const { objects, driftless, env } = installationOf(dir);
+
+    const clusterScoped = ["Namespace"];
+    expect(objects.filter((o) => !clusterScoped.includes(o.kind) && !("namespace" in o.metadata))).toEqual(
+      [],
+    );
+    expect(driftless.image).toMatch(/^[\w.-]+(:\d+)?\/[\w./-]+:[\w.-]+$/);
+    expect(env.DRIFTLESS_MANAGEMENT_URL).toMatch(/^https:\/\//);
+    expect(env.DRIFTLESS_OBSERVABILITY_URL).toMatch(/^https:\/\//);
+    expect(env.DRIFTLESS_SIMULATOR).toBeUndefined();
+  });
+
+  it("puts /status, the page and suspend behind the status token, read from the credentials Secret", () => {
+    const { pod, driftless, env } = installationOf(dir);
+    const credentials = pod.volumes.find((v) => v.secret?.secretName === "driftless-credentials");
+    const mount = driftless.volumeMounts?.find((m) => m.name === credentials?.name);
+
+    expect(env.DRIFTLESS_STATUS_TOKEN_FILE).toBe(`${mount?.mountPath}/status-token`);
+  });
+
+  it("limits every container's memory and CPU, and every emptyDir's size (git-sync's /git included)", () => {
+    const { pod } = installationOf(dir);
+
+    for (const container of pod.containers) {
+      expect(Object.keys(container.resources?.limits ?? {}).sort(), container.name).toEqual([
+        "cpu",
+        "memory",
+      ]);
+    }
+    const emptyDirs = pod.volumes.filter((v) => v.emptyDir);
+    expect(emptyDirs.map((v) => v.name)).toContain("git");
+    for (const volume of emptyDirs) expect(volume.emptyDir, volume.name).toHaveProperty("sizeLimit");
+  });
+
+  it("lets in only the HTTP port, and out only DNS, HTTPS and, electing a leader, the API server", () => {
+    const { objects, deployment, driftless, env } = installationOf(dir);
+    const policies = objects.filter((o) => o.kind === "NetworkPolicy") as NetworkPolicy[];
+    const podLabels = deployment.spec.template.metadata.labels;
+    const selecting = policies.filter((p) =>
+      Object.entries(p.spec.podSelector.matchLabels ?? {}).every(([key, value]) => podLabels[key] === value),
+    );
+    const named = Object.fromEntries((driftless.ports ?? []).map((p) => [p.name, p.containerPort]));
+
+    expect(selecting.length).toBeGreaterThan(0);
+    expect(selecting.length).toBe(policies.length);
+    expect(selecting.some((p) => p.spec.policyTypes.includes("Ingress"))).toBe(true);
+    expect(selecting.some((p) => p.spec.policyTypes.includes("Egress"))).toBe(true);
+    expect(
+      openPorts(
+        selecting.flatMap((p) => p.spec.ingress ?? []),
+        named,
+      ),
+    ).toEqual(["9464/TCP"]);
+    expect(
+      openPorts(
+        selecting.flatMap((p) => p.spec.egress ?? []),
+        named,
+      ),
+    ).toEqual(
+      ["443/TCP", "53/TCP", "53/UDP", ...(env.DRIFTLESS_LEADER_ELECT === "true" ? ["6443/TCP"] : [])].sort(),
+    );
+  });
+});
+
+describe("the HA overlay", () => {
+  const dir = "deploy/overlays/ha";
+
+  it("runs two replicas on distinct nodes, electing a leader, with the state in Secrets and no volume", () => {
+    const { objects, deployment, pod, env } = installationOf(dir);
+    const spec = pod as PodSpec & {
+      automountServiceAccountToken: boolean;
+      affinity: {
+        podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: Array<{ topologyKey: string }> };
+      };
+    };
+
+    expect(deployment.spec.replicas).toBe(2);
+    expect(spec.automountServiceAccountToken).toBe(true);
+    expect(spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]?.topologyKey).toBe(
+      "kubernetes.io/hostname",
+    );
+    expect(pod.volumes.filter((v) => v.persistentVolumeClaim)).toEqual([]);
+    expect(objects.filter((o) => o.kind === "PersistentVolumeClaim")).toEqual([]);
+    expect(env).toMatchObject({ DRIFTLESS_STATE_STORE: "kubernetes", DRIFTLESS_LEADER_ELECT: "true" });
+  });
+
+  it("keeps one replica through a voluntary disruption, and binds the Role to the pods' account in their namespace", () => {
+    const { objects, deployment } = installationOf(dir);
+    const pdb = objects.find((o) => o.kind === "PodDisruptionBudget") as K8sObject & {
+      spec: { minAvailable: number; selector: { matchLabels: Record<string, string> } };
+    };
+    const binding = objects.find((o) => o.kind === "RoleBinding") as K8sObject & {
+      roleRef: { name: string };
+      subjects: Array<{ kind: string; name: string; namespace: string }>;
+    };
+    const account = (deployment.spec.template.spec as PodSpec & { serviceAccountName: string })
+      .serviceAccountName;
+    const namespace = (deployment.metadata as { namespace?: string }).namespace;
+
+    expect(pdb.spec).toEqual({
+      minAvailable: 1,
+      selector: { matchLabels: { "app.kubernetes.io/name": "driftless" } },
+    });
+    expect(binding.roleRef.name).toBe(objects.find((o) => o.kind === "Role")?.metadata.name);
+    expect(binding.subjects).toEqual([{ kind: "ServiceAccount", name: account, namespace }]);
+  });
+
+  it("creates the Lease and the state Secrets empty ahead, so that the Role needs no create", () => {
+    const { objects } = installationOf(dir);
+    const state = objects.filter((o) => o.metadata.labels?.["app.kubernetes.io/component"] === "state");
+
+    expect(state.filter((o) => o.kind === "Lease").map((o) => o.metadata.name)).toEqual(["driftless-leader"]);
+    expect(state.filter((o) => o.kind === "Secret")).toHaveLength(513);
+    expect(state.filter((o) => "data" in o || "spec" in o)).toEqual([]);
   });
 });

@@ -137,6 +137,7 @@ describe("the PrometheusRule", () => {
         "DriftlessBackupStale",
         "DriftlessWatchedAlertFiring",
         "DriftlessApiRateLimited",
+        "DriftlessSimulator",
       ]),
     );
     for (const rule of rules) expect(rule.labels?.severity, rule.alert).toMatch(/^(warning|critical)$/);
@@ -189,6 +190,7 @@ describe("the Grafana dashboard", () => {
       "driftless_resources_failed",
       "driftless_alert_firing",
       "driftless_suspended",
+      "driftless_simulator",
     ];
 
     expect(fixed.filter((name) => !charted.has(name))).toEqual([]);

@@ -127,7 +127,7 @@ function help(command: string): string {
   return known;
 }
 
-const commands = () => [...help("").matchAll(/^ {2}([a-z]+) /gm)].map((match) => match[1]);
+const commands = () => [...help("").matchAll(/^ {2}([a-z][a-z-]*) /gm)].map((match) => match[1]);
 
 /** The flags a command's --help lists: whether each takes a value. */
 function flagsOf(command: string): Map<string, boolean> {
@@ -216,6 +216,7 @@ describe("the documentation", () => {
         "simulator",
         "completion",
         "forget",
+        "copy-state",
         "status",
         "suspend",
         "resume",

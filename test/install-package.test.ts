@@ -1,9 +1,10 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { chmod, copyFile, mkdir, mkdtemp, readFile, realpath, rm, symlink } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readFile, realpath, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { driftless, repo } from "./helpers/cli.js";
+import { freshClone } from "./helpers/fresh-clone.js";
 
 /**
  * The package a user installs: what `npm pack` makes of a fresh clone (no dist/ yet), installed the
@@ -22,23 +23,6 @@ let packed: Packed;
 let installed: string;
 
 const VERSION = JSON.parse(await readFile(join(repo, "package.json"), "utf8")).version as string;
-
-async function freshClone(into: string): Promise<void> {
-  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
-    cwd: repo,
-    encoding: "utf8",
-  })
-    .split("\0")
-    .filter(Boolean);
-  for (const file of files) {
-    const to = join(into, file);
-    await mkdir(dirname(to), { recursive: true });
-    // A tracked file deleted in the working tree is not in the clone.
-    await copyFile(join(repo, file), to).catch(() => {});
-  }
-  // The clone's `npm ci`: the same packages, without the network.
-  await symlink(join(repo, "node_modules"), join(into, "node_modules"));
-}
 
 /** What `npm install --global --prefix <prefix> <tarball>` lays out, dependencies linked (see above). */
 async function install(tarball: string, prefix: string): Promise<string> {

@@ -358,7 +358,31 @@ describe("the Kubernetes state store", () => {
     expect(storedState()).toEqual(stateWith(state.salt, ["one"]));
   });
 
-  it("loads a file store's state.json gzip'd into the Secret by hand (docs/high-availability.md#moving-from-one-replica-to-ha)", async () => {
+  it("saves into the Secrets a deployment created ahead (deploy/components/ha), creating none and keeping their labels and annotations", async () => {
+    // What `kubectl apply` leaves: every state Secret, empty, labelled, with its last applied form.
+    const applied = { "kubectl.kubernetes.io/last-applied-configuration": '{"kind":"Secret"}' };
+    const labels = { "app.kubernetes.io/name": "driftless", "app.kubernetes.io/version": "9.9.9" };
+    for (const name of [
+      "driftless-state",
+      ...Array.from({ length: 512 }, (_, i) => shardName("driftless-state", i)),
+    ])
+      fake.put("secrets", NAMESPACE, { metadata: { name, labels, annotations: applied }, type: "Opaque" });
+    const store = replica();
+
+    const state = await store.load();
+    await store.save(stateWith(state.salt, ["one", "two"]));
+    const meta = fake.get("secrets", NAMESPACE, "driftless-state");
+    const shard = fake.get("secrets", NAMESPACE, shardName("driftless-state", shardOf("ApiKey/one")));
+
+    expect(writes().map((request) => request.method)).not.toContain("POST");
+    expect(storedState()).toEqual(stateWith(state.salt, ["one", "two"]));
+    for (const secret of [meta, shard]) {
+      expect(secret?.metadata?.labels).toMatchObject(labels);
+      expect(secret?.metadata?.annotations).toMatchObject(applied);
+    }
+  });
+
+  it("loads a file store's state.json gzip'd into the meta Secret by hand (docs/high-availability.md#the-state-secrets)", async () => {
     const migrated = stateWith("salt-of-the-file-store", ["ci-deployer"]);
     // kubectl create secret generic driftless-state --from-file=state.json.gz
     fake.put("secrets", NAMESPACE, {

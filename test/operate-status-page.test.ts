@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { driftlessAsync, repo } from "./helpers/cli.js";
-import type { DaemonProcess } from "./helpers/daemon-process.js";
+import { type DaemonProcess, startDaemonProcess } from "./helpers/daemon-process.js";
 import { apiKey, useDaemonRun, WATCHES } from "./helpers/daemon-run.js";
 import { until } from "./helpers/wait.js";
 
@@ -102,6 +102,7 @@ describe("the status page", () => {
     await page.waitForSelector("#resources tbody tr");
     const summary = await page.textContent("#summary");
     const banner = await page.textContent("#suspended");
+    const simulatorBannerHidden = await page.isHidden("#simulator");
     const reads = await page.textContent("#reads");
     const all = await rowsOf(page, "resources");
     const watches = await rowsOf(page, "watches");
@@ -122,7 +123,10 @@ describe("the status page", () => {
 
     expect(suspended.code, suspended.stderr).toBe(0);
     expect(answer?.headers()["content-security-policy"]).toMatch(/^default-src 'none'; script-src 'nonce-/);
-    expect(summary).toContain(`revision ${run.layout.revision}`);
+    expect(summary).toContain(
+      `platform ${new URL(run.simulator.managementUrl).origin} · revision ${run.layout.revision}`,
+    );
+    expect(simulatorBannerHidden).toBe(true);
     expect(summary).toContain("leader");
     expect(summary).toMatch(/last pass \d+s ago/);
     expect(banner).toContain(`: ${HOSTILE_REASON}. Nothing is sent until driftless resume.`);
@@ -177,6 +181,35 @@ describe("the status page", () => {
     expect(wrong).toEqual([]);
     expect(after.map((row) => row[1])).toContain("ci-deployer");
     expect(formHidden).toBe(true);
+  });
+
+  it("shows a red banner while the built-in simulator stands in for the platform", async () => {
+    const d = await startDaemonProcess({
+      DRIFTLESS_MANIFESTS: run.layout.link,
+      DRIFTLESS_STATE_DIR: join(run.root, "state"),
+      DRIFTLESS_SIMULATOR: "builtin",
+      DRIFTLESS_RECONCILE_SCHEDULE: "off",
+      DRIFTLESS_POLL_SCHEDULE: "off",
+      DRIFTLESS_REASSERT_SCHEDULE: "off",
+    });
+    try {
+      const { page } = await openPage();
+
+      await page.goto(`${d.url}/`);
+      await page.waitForSelector("#simulator:not([hidden])");
+      const banner = await page.textContent("#simulator");
+      const color = await page.$eval("#simulator", (element) => getComputedStyle(element).backgroundColor);
+      const summary = await page.textContent("#summary");
+      await page.close();
+
+      expect(banner).toMatch(
+        /^The BUILT-IN SIMULATOR stands in for the platform: nothing shown here is on a real platform\./,
+      );
+      expect(color).toBe("rgb(253, 226, 225)");
+      expect(summary).toMatch(/^platform the built-in simulator · /);
+    } finally {
+      await d.stop("SIGKILL");
+    }
   });
 
   it("draws the data at once when /status is open, and escapes the embedded JSON", async () => {

@@ -82,7 +82,8 @@ describe("driftless plan --secrets skip (built CLI)", () => {
       secrets: "skip",
       exitCode: 2,
     });
-    expect(doc.notices[0]).toContain("every resource is planned as a first contact");
+    // After the one that says the built-in simulator is the platform.
+    expect(doc.notices[1]).toContain("every resource is planned as a first contact");
     expect(doc.resources[0].request.body.source.kafka.credentials.password).toBe("(not compared)");
   });
 

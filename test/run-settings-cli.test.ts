@@ -17,6 +17,7 @@ beforeEach(async () => {
   root = await mkdtemp(join(tmpdir(), "driftless-run-settings-"));
   await mkdir(join(root, "manifests"));
   await writeFile(join(root, "README.md"), "a repository holding more than its manifests\n");
+  await writeFile(join(root, "README.md.empty"), "\n");
 });
 afterEach(async () => {
   await rm(root, { recursive: true, force: true });
@@ -98,8 +99,23 @@ const cases: Array<[string, () => Record<string, string>, RegExp]> = [
   ],
   [
     "the Kubernetes state store without a Kubernetes API",
-    () => ({ DRIFTLESS_STATE_STORE: "kubernetes", KUBECONFIG: join(root, "no-kubeconfig") }),
+    // The simulator asked for by name: without it, the missing URLs are refused first.
+    () => ({
+      DRIFTLESS_STATE_STORE: "kubernetes",
+      DRIFTLESS_SIMULATOR: "builtin",
+      KUBECONFIG: join(root, "no-kubeconfig"),
+    }),
     /DRIFTLESS_STATE_STORE=kubernetes/,
+  ],
+  [
+    "a status token file that does not exist (a Secret without its key)",
+    () => ({ DRIFTLESS_STATUS_TOKEN_FILE: join(root, "status-token") }),
+    /DRIFTLESS_STATUS_TOKEN_FILE: cannot read .*status-token/,
+  ],
+  [
+    "an empty webhook token file, which no request could match",
+    () => ({ DRIFTLESS_WEBHOOK_TOKEN_FILE: join(root, "README.md.empty") }),
+    /DRIFTLESS_WEBHOOK_TOKEN_FILE: .*README\.md\.empty is empty/,
   ],
   [
     "a notification URL without its secret",

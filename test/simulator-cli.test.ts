@@ -5,6 +5,10 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { parseFixture } from "../src/simulator/fixture.js";
+import { defaultFixture, startSimulator } from "../src/simulator/index.js";
+import { driftless } from "./helpers/cli.js";
 
 // Needs the built CLI: `npm run build` (npm test builds first).
 const cli = join(import.meta.dirname, "..", "dist", "cli.js");
@@ -189,5 +193,47 @@ describe("driftless simulator", () => {
 
     expect(code).toBe(1);
     expect(stderr).toMatch(/invalid simulator fixture .*fixture\.yaml.*keys\.0\./);
+  });
+});
+
+describe("driftless simulator --print-fixture", () => {
+  it("prints the built-in fixture as YAML, which --fixture starts the same platform from", async () => {
+    const printed = driftless(["simulator", "--print-fixture"]);
+    const file = join(await mkdtemp(join(tmpdir(), "driftless-print-fixture-")), "platform.yaml");
+    await writeFile(file, printed.stdout);
+    const again = driftless(["simulator", "--print-fixture", "--fixture", file]);
+    const sim = await startSimulator({ fixture: file });
+    const state = structuredClone(sim.state);
+    await sim.close();
+
+    const expected = parseFixture(defaultFixture());
+    expect(printed.code, printed.stderr).toBe(0);
+    expect(printed.stdout).toMatch(/^# /);
+    expect(parse(printed.stdout)).toEqual({ ...expected, backups: expect.any(Array) });
+    expect(state).toEqual({ ...expected, backups: state.backups });
+    expect(state.backups.map((backup) => backup.id)).toEqual(expected.backups.map((backup) => backup.id));
+    expect(again.code, again.stderr).toBe(0);
+    expect(parse(again.stdout)).toEqual(parse(printed.stdout));
+  });
+
+  it("prints a fixture of --fixture with its defaults, and names the file and field of a bad one", async () => {
+    const file = join(await mkdtemp(join(tmpdir(), "driftless-print-fixture-")), "platform.yaml");
+    await writeFile(file, "services:\n  - {id: s1, organizationId: o1, name: main}\n");
+    const bad = `${file}.bad`;
+    await writeFile(bad, "services:\n  - {id: s1, organisationId: o1, name: main}\n");
+
+    const printed = driftless(["simulator", "--print-fixture", "--fixture", file]);
+    const refused = driftless(["simulator", "--print-fixture", "--fixture", bad]);
+
+    expect(parse(printed.stdout)).toMatchObject({
+      organizations: [],
+      services: [{ id: "s1", organizationId: "o1", name: "main" }],
+      observabilityTokens: [],
+    });
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe("");
+    expect(refused.stderr).toMatch(
+      new RegExp(`invalid simulator fixture ${bad}: .*services\\.0: Unrecognized key: "organisationId"`),
+    );
   });
 });

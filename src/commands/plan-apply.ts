@@ -1,4 +1,4 @@
-import type { Config } from "../config.js";
+import { type Config, platformOf, SIMULATOR_PLATFORM } from "../config.js";
 import { parseDuration } from "../duration.js";
 import { escapeJson, escapeLine } from "../escape.js";
 import { formatView } from "../plan/render.js";
@@ -9,6 +9,7 @@ import type { DriftCounts } from "../reconcile/plan-drift.js";
 import type { EngineDeps, ResourceOutcome } from "../reconcile/types.js";
 import type { NextStep, PassResult } from "../resources.js";
 import { NOT_COMPARED, withoutSecretValues } from "../review/secret-references.js";
+import { SETTINGS } from "../settings.js";
 import { inSync } from "./in-sync.js";
 import { commandLogger, type Io, type OutputFormat } from "./io.js";
 import { type PlanDocument, type PlanOutputFormat, printPlan } from "./plan-output.js";
@@ -42,6 +43,9 @@ const SECRETS_SKIPPED =
 const NOT_READ =
   'the live objects were not read (DRIFTLESS_READS=off): "in sync" means as driftless last applied it, and a change made in the platform\'s console is not shown.';
 
+/** Said first by plan and apply while the built-in simulator stands in for the platform. */
+const SIMULATED = `the platform is the BUILT-IN SIMULATOR, not a real platform (${SETTINGS.managementUrl.env} and ${SETTINGS.observabilityUrl.env} are unset): nothing here is on, or reaches, a real platform.`;
+
 /**
  * `driftless plan`: what an apply would send, per resource, with secrets masked. Reads the state
  * without its lock and sends nothing. Exit 0 nothing to do, 2 changes pending, 1 error (a manifest
@@ -68,13 +72,16 @@ export async function planCommand(config: Config, options: PlanOptions, io: Io):
         },
       );
       const { reads } = report;
+      const platformName = platformOf(config);
       const notices = [
+        ...(platformName === SIMULATOR_PLATFORM ? [SIMULATED] : []),
         ...(report.stateEmpty ? [FIRST_CONTACT] : []),
         ...(skip ? [SECRETS_SKIPPED] : []),
         ...(reads ? [readsNotice(reads)] : [NOT_READ]),
       ];
       const doc: PlanDocument = {
         mode: "state",
+        platform: platformName,
         ...(report.revision ? { revision: report.revision } : {}),
         firstContact: report.stateEmpty,
         secrets: skip ? "skip" : "read",
@@ -135,6 +142,7 @@ export async function applyCommand(config: Config, options: PlanApplyOptions, io
           outcome.status.status === "Synced" && outcome.sent.length === 0 && !outcome.status.message;
         if (options.output === "text" && !quiet) io.out(progressLine(outcome));
       };
+      if (options.output === "text" && platform.simulator) io.out(escapeLine(`NOTE: ${SIMULATED}`));
       const reconciler = createReconciler({
         ...engineDeps(config, io, logger, store),
         send: platform.send,
@@ -151,7 +159,8 @@ export async function applyCommand(config: Config, options: PlanApplyOptions, io
       });
       const exitCode = result.ok && inSync(result.statuses) ? 0 : 1;
       if (options.output === "json") {
-        io.out(escapeJson(JSON.stringify({ ...result, sent, exitCode }, null, 2)));
+        const document = { platform: platform.name, ...result, sent, exitCode };
+        io.out(escapeJson(JSON.stringify(document, null, 2)));
       } else io.out(applySummary(result, { answered: sent.length, failed: failedRequests }));
       return exitCode;
     } finally {

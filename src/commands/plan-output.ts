@@ -15,6 +15,8 @@ export const PLAN_FORMAT_VERSION = 1;
 /** What every output of a plan is made of, state-based or `--base`. */
 export type PlanDocument = {
   mode: "state" | "base";
+  /** A plan of the state: "simulator" (the built-in one stands in), or the management API's origin. */
+  platform?: string;
   revision?: string;
   /** `--base`: the git revision (or folder) taken as what the platform has. */
   base?: { ref: string; revision?: string; folder?: string };

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import { type Config, checkPlatformUrls, cleartextUrls } from "../config.js";
+import { type Config, checkPlatformUrls, cleartextUrls, platformOf } from "../config.js";
 import { readCredential } from "../credentials.js";
 import { type Api, ConfigError } from "../errors.js";
 import type { SecretsApi } from "../kubernetes/key-secrets-api.js";
@@ -47,6 +47,8 @@ export type Platform = {
   managementKeyId: (organizationId: string) => string;
   /** Each rate budget now (one per management key, one for observability), for /status. */
   budgets(): ApiBudget[];
+  /** "simulator" while the built-in simulator stands in for the platform, else the management API's origin. */
+  name: string;
   /** Set when the built-in simulator stands in for the platform. */
   simulator?: Simulator;
   /** Closes the clients' pools and the built-in simulator. */
@@ -60,6 +62,11 @@ export type PlatformDeps = {
   http?: Partial<Pick<HttpClientOptions, "timeoutMs" | "retry">>;
   /** Overrides of the budgets (tests: a smaller window). Default MANAGEMENT_BUDGET, OBSERVABILITY_BUDGET. */
   budgets?: { management?: typeof MANAGEMENT_BUDGET; observability?: typeof OBSERVABILITY_BUDGET };
+  /**
+   * "later": the caller logs the built-in simulator's warning itself (warnOfSimulator), so that `run`
+   * prints its status page's address first. Default: at once.
+   */
+  simulatorWarning?: "later";
 };
 
 /**
@@ -100,13 +107,14 @@ export function managementKeyIdOf(config: Config): (organizationId: string) => s
 /**
  * The API clients of `config`. With DRIFTLESS_MANAGEMENT_URL and DRIFTLESS_OBSERVABILITY_URL both unset,
  * the built-in simulator is started in-process on a free port, with its own credentials, and a warning
- * is logged; so is a loud warning for an `http://` URL to another machine that
+ * is logged (see warnOfSimulator); so is a loud warning for an `http://` URL to another machine that
  * DRIFTLESS_ALLOW_INSECURE accepted. Throws ConfigError when one URL is set without the other, or a URL
  * without its credentials.
  */
 export async function createPlatform(config: Config, deps: PlatformDeps): Promise<Platform> {
   checkPlatformUrls(config);
   const simulator = config.managementUrl ? undefined : await startBuiltInSimulator(config, deps);
+  if (simulator && deps.simulatorWarning !== "later") warnOfSimulator(config, simulator, deps.logger);
   warnOfCleartext(config, deps);
   const sim = simulator?.credentials;
   const keys = config.managementUrl
@@ -134,6 +142,7 @@ export async function createPlatform(config: Config, deps: PlatformDeps): Promis
     observability: observabilityHttp,
   });
   return {
+    name: platformOf(config),
     client: platformClient,
     send: createSender(platformClient),
     // A hash, never the credentials: it only tells that they changed (a rotated key file).
@@ -154,7 +163,7 @@ export async function createPlatform(config: Config, deps: PlatformDeps): Promis
   };
 }
 
-/** Starts the built-in simulator for both APIs (neither URL is set), and says so loudly. */
+/** Starts the built-in simulator for both APIs (neither URL is set). */
 async function startBuiltInSimulator(config: Config, deps: PlatformDeps): Promise<Simulator> {
   const { startSimulator } = await import("../simulator/index.js");
   // The simulated platform is kept beside the file state, so that one run after another meets the
@@ -167,13 +176,28 @@ async function startBuiltInSimulator(config: Config, deps: PlatformDeps): Promis
     logger: deps.logger.child({ component: "simulator" }),
     stateFile,
   });
-  const message = `${SETTINGS.managementUrl.env} and ${SETTINGS.observabilityUrl.env} unset: using the BUILT-IN SIMULATOR, not a real platform (management ${simulator.managementUrl}, observability ${simulator.observabilityUrl})`;
-  // One line, through the logger: readable on a terminal, parsed by a log collector.
-  deps.logger.warn(
-    { managementUrl: simulator.managementUrl, observabilityUrl: simulator.observabilityUrl },
-    message,
-  );
   return simulator;
+}
+
+/**
+ * Says loudly that the built-in simulator stands in for the platform, and why: asked for by name
+ * (DRIFTLESS_SIMULATOR=builtin), or both URLs unset. One line, through the logger: readable on a
+ * terminal, parsed by a log collector.
+ */
+export function warnOfSimulator(
+  config: Pick<Config, "simulator">,
+  simulator: Pick<Simulator, "managementUrl" | "observabilityUrl">,
+  logger: Logger,
+): void {
+  const why =
+    config.simulator === "builtin"
+      ? `${SETTINGS.simulator.env}=builtin`
+      : `${SETTINGS.managementUrl.env} and ${SETTINGS.observabilityUrl.env} unset`;
+  const { managementUrl, observabilityUrl } = simulator;
+  logger.warn(
+    { managementUrl, observabilityUrl },
+    `${why}: using the BUILT-IN SIMULATOR, not a real platform (management ${managementUrl}, observability ${observabilityUrl})`,
+  );
 }
 
 /** Config refuses these URLs unless DRIFTLESS_ALLOW_INSECURE is true; then every start says so. */

@@ -16,8 +16,16 @@ import type { StateStore } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import { createMetrics, type Metrics } from "../telemetry/metrics.js";
 import { commandLogger, type Io } from "./io.js";
-import { createPlatform, createStateStore, keySecretsOf, type Platform, secretKeyOf } from "./platform.js";
+import {
+  createPlatform,
+  createStateStore,
+  keySecretsOf,
+  type Platform,
+  secretKeyOf,
+  warnOfSimulator,
+} from "./platform.js";
 import { checkRunSettings } from "./run-settings.js";
+import { daemonUrl } from "./status.js";
 
 /**
  * How long a running pass gets after SIGTERM/SIGINT to finish its in-flight requests and record them;
@@ -32,7 +40,7 @@ const SHUTDOWN_GRACE_MS = 20_000;
  * a locked or corrupt state.
  */
 export async function runCommand(config: Config, io: Io): Promise<number> {
-  await checkRunSettings(config);
+  await checkRunSettings(config, io.env);
   const logger = commandLogger(config, io, "info");
   const registry = new Registry();
   const metrics = createMetrics(registry, { build: { version: VERSION, revision: config.buildRevision } });
@@ -43,10 +51,17 @@ export async function runCommand(config: Config, io: Io): Promise<number> {
   const signals = listenForSignal();
   try {
     const parts = await openParts(config, { logger, metrics }, cleanups);
+    const { simulator } = parts.platform;
+    metrics.simulator.set(simulator ? 1 : 0);
     const suspension = new Suspension((value) => metrics.suspended.set(value ? 1 : 0));
-    const daemon = await startDaemon(
-      daemonDeps(config, io, { ...parts, suspension }, { registry, metrics, logger }),
-    );
+    const daemon = await startDaemon({
+      ...daemonDeps(config, io, { ...parts, suspension }, { registry, metrics, logger }),
+      // The address first, on stdout: the line a person starting driftless looks for (npm start).
+      onListening: (address) => {
+        io.out(listeningLine(address, simulator !== undefined));
+        if (simulator) warnOfSimulator(config, simulator, logger);
+      },
+    });
     logStarted(config, parts.platform, logger);
 
     const signal = await signals.received;
@@ -92,7 +107,7 @@ async function openParts(
   // First: a webhook or GitHub setting without its credential stops the start before anything opens.
   const notifier = createNotifier(config, logger);
   if (notifier) cleanups.push(() => notifier.close(NOTIFY_GRACE_MS));
-  const platform = await createPlatform(config, { logger, metrics });
+  const platform = await createPlatform(config, { logger, metrics, simulatorWarning: "later" });
   cleanups.push(() => platform.close());
   const store = createStateStore(config, { logger });
   cleanups.push(() => store.close());
@@ -125,6 +140,7 @@ function daemonDeps(
       reassertSchedule: config.reassertSchedule,
       alertFiringStates: config.alertFiringStates,
       reads: config.reads,
+      platform: platform.name,
       ...(config.webhookToken ? { webhookToken: config.webhookToken } : {}),
       ...(config.statusToken ? { statusToken: config.statusToken } : {}),
     },
@@ -162,6 +178,12 @@ function daemonDeps(
     ...(notifier ? { notifier } : {}),
     ...telemetry,
   };
+}
+
+/** `driftless run: status page http://127.0.0.1:9464/`, and whether it reconciles the built-in simulator. */
+function listeningLine(address: string, simulator: boolean): string {
+  const page = `driftless run: status page ${daemonUrl({ listen: address })}/`;
+  return simulator ? `${page} (against the BUILT-IN SIMULATOR, not a real platform)` : page;
 }
 
 function logStarted(config: Config, platform: Platform, logger: Logger): void {

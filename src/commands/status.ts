@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SIMULATOR_PLATFORM } from "../config.js";
 import { parseListen } from "../daemon/http-server.js";
 import { causeOf, messageOf } from "../errors.js";
 import { escapeJson, escapeLine } from "../escape.js";
@@ -39,6 +40,8 @@ export type StatusOptions = DaemonTarget & {
 
 /** The fields of `GET /status` this command reads (tolerant of more, and of statuses added later). */
 export const StatusBody = z.looseObject({
+  /** "simulator" while the built-in simulator stands in; older daemons do not say. */
+  platform: z.string().optional(),
   revision: z.string().nullable(),
   leader: z.boolean().optional(),
   suspended: z.looseObject({ since: z.string(), reason: z.string().optional() }).nullable().optional(),
@@ -147,9 +150,15 @@ async function fetchStatus(
   return { body: parsed.data, raw };
 }
 
-/** The table, with a line above it while the daemon is suspended, and one when nothing is to show. */
+const SIMULATOR_LINE = `this daemon reconciles the BUILT-IN SIMULATOR, not a real platform (set ${SETTINGS.managementUrl.env} and ${SETTINGS.observabilityUrl.env} to reconcile the real one)`;
+
+/**
+ * The table, with a line above it while the built-in simulator stands in for the platform, one while
+ * the daemon is suspended, and one when nothing is to show.
+ */
 export function table(body: StatusBody, all: boolean, now: Date): string {
   const lines: string[] = [];
+  if (body.platform === SIMULATOR_PLATFORM) lines.push(SIMULATOR_LINE);
   if (body.suspended) {
     const reason = body.suspended.reason ? `: ${body.suspended.reason}` : "";
     lines.push(

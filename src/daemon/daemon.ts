@@ -51,6 +51,8 @@ export type DaemonSettings = {
   reads?: "on" | "off";
   /** Reads per round per credential; unset: drift-schedule.ts's defaults. */
   readCaps?: ReadCaps;
+  /** What /status says driftless reconciles: "simulator", or the platform's origin; unset: not said. */
+  platform?: string;
 };
 
 export type DaemonDeps = {
@@ -81,6 +83,8 @@ export type DaemonDeps = {
   allowCreate?: readonly string[];
   /** The pass loop's time (settle waits, retries); default the system's. */
   clock?: Clock;
+  /** Told the HTTP server's bound address (`host:port`) as soon as it listens, before any pass. */
+  onListening?: (address: string) => void;
 };
 
 export type Daemon = {
@@ -375,7 +379,11 @@ async function startServer(
 ): Promise<HttpServer> {
   const { settings, leadership, logger } = deps;
   const status = () =>
-    board.snapshot(leadership.isLeader(), { suspended: suspension.current, budget: deps.budget?.() ?? [] });
+    board.snapshot(leadership.isLeader(), {
+      ...(settings.platform ? { platform: settings.platform } : {}),
+      suspended: suspension.current,
+      budget: deps.budget?.() ?? [],
+    });
   const server = await startHttpServer(settings.listen, {
     registry: deps.registry,
     ready: () => board.ready || !leadership.isLeader(),
@@ -389,6 +397,7 @@ async function startServer(
     logger,
     ...(settings.httpLimits ? { limits: settings.httpLimits } : {}),
   });
+  deps.onListening?.(server.address);
   logger.info({ address: server.address }, "listening");
   return server;
 }

@@ -50,6 +50,11 @@ export type StatusEntry = {
 
 /** The body of `GET /status`. */
 export type StatusDocument = {
+  /**
+   * What driftless reconciles: "simulator" (the built-in one stands in), or the management API's
+   * origin; `driftless run` always says, a daemon not told (a test's) does not.
+   */
+  platform?: string;
   revision: string | null;
   /** Set while `driftless suspend` holds every write (until `driftless resume`). */
   suspended: Suspended | null;
@@ -143,13 +148,18 @@ export class StatusBoard {
     return [...byKey.values()];
   }
 
-  /** The document of `GET /status`; `suspended` and `budget` are the daemon's, not the passes'. */
+  /** The document of `GET /status`; `platform`, `suspended` and `budget` are the daemon's, not the passes'. */
   snapshot(
     leader: boolean,
-    daemon: { suspended?: Suspended | undefined; budget?: StatusDocument["budget"] } = {},
+    daemon: {
+      platform?: string;
+      suspended?: Suspended | undefined;
+      budget?: StatusDocument["budget"];
+    } = {},
   ): StatusDocument {
     const pass = this.lastPass;
     return {
+      ...(daemon.platform ? { platform: daemon.platform } : {}),
       revision: pass?.revision ?? null,
       suspended: daemon.suspended ?? null,
       budget: daemon.budget ?? [],

@@ -61,6 +61,7 @@ function html(nonce: string, document: StatusDocument | undefined): string {
 </head>
 <body>
 <header><h1>driftless</h1><p id="summary">Loading…</p></header>
+<p id="simulator" class="banner alarm" hidden></p>
 <p id="suspended" class="banner" hidden></p>
 <p id="pass-error" class="banner" hidden></p>
 <p id="reads" class="note"></p>
@@ -101,6 +102,7 @@ h1{margin:0;font-size:1.4em}h2{font-size:1.1em;margin-top:1.5em}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.3em .6em;border-bottom:1px solid #ddd;vertical-align:top}
 td.text{overflow-wrap:anywhere}td.nowrap{white-space:nowrap}.controls{display:flex;gap:1em;margin:.5em 0;align-items:center}
 .banner{padding:.5em 1em;background:#fff3cd;border:1px solid #e0c36b}
+.alarm{background:#fde2e1;border-color:#c0392b;font-weight:600}
 .status-Synced{color:#1a7f37}.status-Failed,.status-Invalid,.status-Unknown{color:#c0392b;font-weight:600}
 .status-Pending,.status-Warning,.status-Drifted{color:#9a6700}.note{color:#6e7781}.status-Suspended,.status-Unmanaged{color:#6e7781}
 footer{margin-top:1.5em;color:#6e7781}
@@ -147,7 +149,9 @@ function shown(resource) {
 
 function drawSummary(doc) {
   const pass = doc.lastPass;
+  const simulator = doc.platform === "simulator";
   const parts = [
+    "platform " + (simulator ? "the built-in simulator" : doc.platform),
     "revision " + (doc.revision || "(plain folder)") + (pass ? " (read " + ago(pass.startedAt) + ")" : ""),
     doc.leader ? "leader" : "follower (the leader reconciles)",
     pass
@@ -156,6 +160,10 @@ function drawSummary(doc) {
       : "no pass yet",
   ];
   $("summary").textContent = parts.join(" · ");
+  $("simulator").hidden = !simulator;
+  $("simulator").textContent = simulator
+    ? "The BUILT-IN SIMULATOR stands in for the platform: nothing shown here is on a real platform. Set DRIFTLESS_MANAGEMENT_URL and DRIFTLESS_OBSERVABILITY_URL (with their credentials) to reconcile the real one."
+    : "";
   $("suspended").hidden = !doc.suspended;
   $("suspended").textContent = doc.suspended
     ? "Suspended since " + doc.suspended.since + " (" + ago(doc.suspended.since) + ")" +

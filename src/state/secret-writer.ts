@@ -19,14 +19,21 @@ export const WRITE_ID_ANNOTATION = "driftless/write-id";
 
 const LABELS = { "app.kubernetes.io/name": "driftless", "app.kubernetes.io/component": "state" };
 
+/** The labels and annotations a Secret had when last read or written: a replace keeps them. */
+export type SecretMarks = { labels?: Record<string, string>; annotations?: Record<string, string> };
+
 /**
  * The body that creates (`resourceVersion` "") or replaces Secret `name` with `data`, named `writeId`.
+ * A replace keeps the labels and annotations the Secret has (`kept`): a deployment that created the
+ * state Secrets ahead (kubectl's last applied form, its labels) must find nothing to change in them,
+ * or applying it again would change every Secret under a running leader.
  */
 export function secretBody(
   where: { namespace: string; name: string },
   data: Record<string, string>,
   resourceVersion: string,
   writeId: string,
+  kept: SecretMarks = {},
 ): V1Secret {
   return {
     apiVersion: "v1",
@@ -35,8 +42,8 @@ export function secretBody(
     metadata: {
       ...where,
       resourceVersion: resourceVersion || undefined,
-      labels: LABELS,
-      annotations: { [WRITE_ID_ANNOTATION]: writeId },
+      labels: { ...kept.labels, ...LABELS },
+      annotations: { ...kept.annotations, [WRITE_ID_ANNOTATION]: writeId },
     },
     data,
   };
@@ -83,6 +90,8 @@ export class SecretWriter {
   private writeCount = 0;
   /** Per Secret, writes whose answer never came (timeout, reset): each may or may not have landed. */
   private readonly unanswered = new Map<string, Set<string>>();
+  /** Per Secret, its labels and annotations as last read or written (see secretBody). */
+  private readonly marks = new Map<string, SecretMarks>();
 
   constructor(private readonly options: SecretWriterOptions) {}
 
@@ -90,7 +99,12 @@ export class SecretWriter {
   async read(name: string): Promise<V1Secret | undefined> {
     const { core, namespace, timeoutMs } = this.options;
     try {
-      return await core.readNamespacedSecret({ name, namespace }, abortWith(AbortSignal.timeout(timeoutMs)));
+      const secret = await core.readNamespacedSecret(
+        { name, namespace },
+        abortWith(AbortSignal.timeout(timeoutMs)),
+      );
+      this.remember(name, secret);
+      return secret;
     } catch (error) {
       if (statusOf(error) === 404) return undefined;
       throw new StateError(`cannot read the state Secret ${namespace}/${name}: ${reasonOf(error)}`, {
@@ -132,13 +146,15 @@ export class SecretWriter {
     const { core, namespace, timeoutMs } = this.options;
     this.writeCount += 1;
     const writeId = `${this.storeId}-${this.writeCount}`;
-    const body = secretBody({ name, namespace }, data, resourceVersion, writeId);
+    const kept = resourceVersion ? this.marks.get(name) : undefined;
+    const body = secretBody({ name, namespace }, data, resourceVersion, writeId, kept);
     const request = abortWith(AbortSignal.timeout(timeoutMs));
     try {
       const saved = resourceVersion
         ? await core.replaceNamespacedSecret({ name, namespace, body }, request)
         : await core.createNamespacedSecret({ namespace, body }, request);
       this.unanswered.delete(name);
+      this.remember(name, saved);
       return saved.metadata?.resourceVersion ?? "";
     } catch (error) {
       if (statusOf(error) === 409) throw error;
@@ -150,6 +166,11 @@ export class SecretWriter {
         cause: error,
       });
     }
+  }
+
+  private remember(name: string, secret: V1Secret): void {
+    const { labels, annotations } = secret.metadata ?? {};
+    this.marks.set(name, { ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) });
   }
 
   /** The Secret's resourceVersion when its last write is one of ours whose answer was lost, else undefined. */

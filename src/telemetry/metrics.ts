@@ -136,6 +136,10 @@ export function createMetrics(
       "1, labelled with the version, the git commit it was built from and the Node.js version.",
       ["version", "revision", "node"],
     ),
+    simulator: gauge(
+      "driftless_simulator",
+      "1 while the built-in simulator stands in for the platform: nothing reaches a real platform.",
+    ),
     suspended: gauge(
       "driftless_suspended",
       "1 while every write is suspended (driftless suspend), until driftless resume.",
@@ -160,6 +164,7 @@ export function createMetrics(
   for (const api of ["management", "observability"]) metrics.apiRateLimited.inc({ api }, 0);
   metrics.manifestErrors.set(0);
   metrics.suspended.set(0);
+  metrics.simulator.set(0);
   const build = options.build ?? { version: VERSION, revision: UNKNOWN_REVISION };
   metrics.buildInfo.set({ ...build, node: process.versions.node }, 1);
   return metrics;
