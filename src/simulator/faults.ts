@@ -1,4 +1,5 @@
-import type { Api } from "../errors.js";
+import { type Api, ConfigError } from "../errors.js";
+import { type HostileFault, hostileText } from "./hostile-answers.js";
 
 /**
  * A scripted misbehaviour of the platform, for the next `count` requests that match it:
@@ -8,6 +9,15 @@ import type { Api } from "../errors.js";
  * - `hang`: never answer (until the client gives up or the simulator closes).
  * A dropped or hanging request changes nothing, unless `applied`: then the platform does the work and
  * only the answer is lost, the unknown outcome a non-idempotent POST must survive.
+ *
+ * The hostile answers do the work and answer, but answer strangely: valid JSON that no sane platform
+ * sends, the kind of answer a broken proxy, a platform bug or a console edit through another tool can
+ * still produce. They rewrite the answered object (a management answer's `result`, an observability
+ * answer's `data`, each entry of a list) of a 2xx answer; any other answer goes out unchanged:
+ * - `deep`: `field` becomes a value nested `size` levels deep (default 6,000);
+ * - `huge`: `field` becomes a list of `size` entries (default 20,000), made from its own entries;
+ * - `reordered`: the members of every object come in a new order (the seeded generator's);
+ * - `wrong-type`: `field` becomes a value of another type (a list an object, a string a number, ...).
  */
 export type Fault = {
   api: Api;
@@ -15,7 +25,7 @@ export type Fault = {
   method?: string;
   /** A route template, e.g. "/v1/organizations/{organizationId}/keys/{keyId}"; any route when absent. */
   route?: string;
-  kind: "status" | "latency" | "drop" | "hang";
+  kind: "status" | "latency" | "drop" | "hang" | HostileShape;
   status?: number;
   body?: unknown;
   headers?: Record<string, string>;
@@ -28,7 +38,18 @@ export type Fault = {
   applied?: boolean;
   /** Chance that a matching request is hit (default 1), drawn from the simulator's seeded generator. */
   probability?: number;
+  /** deep, huge, wrong-type: the member rewritten, dotted from the answered object (`source.kafka.topics`). */
+  field?: string;
+  /** deep: levels of nesting (default 6,000); huge: entries of the list (default 20,000). */
+  size?: number;
 };
+
+/** The hostile answers' kinds. */
+export const HOSTILE_SHAPES = ["deep", "huge", "reordered", "wrong-type"] as const;
+export type HostileShape = (typeof HOSTILE_SHAPES)[number];
+
+export const isHostile = (fault: Fault): fault is Fault & { kind: HostileShape } =>
+  (HOSTILE_SHAPES as readonly string[]).includes(fault.kind);
 
 /** A small seeded generator (mulberry32): the same seed hits the same requests in every run. */
 export function seededRandom(seed: number): () => number {
@@ -46,11 +67,19 @@ export function seededRandom(seed: number): () => number {
 export function createFaultBook(random: () => number) {
   let faults: Array<Fault & { left: number }> = [];
   return {
+    /** Adds `fault`; throws ConfigError for a hostile answer that names no field to rewrite. */
     inject(fault: Fault): void {
+      if (isHostile(fault) && fault.kind !== "reordered" && !fault.field) {
+        throw new ConfigError(`a ${fault.kind} answer needs the field it rewrites (field: "name")`);
+      }
       faults.push({ ...fault, left: fault.count ?? 1 });
     },
     clear(): void {
       faults = [];
+    },
+    /** The JSON text of a 2xx answer's `body` as the hostile answer `fault` rewrites it. */
+    rewrite(fault: HostileFault, body: unknown): string {
+      return hostileText(body, fault, random);
     },
     /** The fault that hits this request, if any; hitting spends one of its count. */
     take(api: Api, method: string, route: string | undefined): Fault | undefined {
