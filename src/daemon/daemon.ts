@@ -11,7 +11,7 @@ import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { PassMetrics } from "../telemetry/pass-metrics.js";
 import type { Clock } from "./clock.js";
-import { DriftReader, shown } from "./drift-reads.js";
+import { DriftReader } from "./drift-reads.js";
 import type { ReadCaps } from "./drift-schedule.js";
 import {
   type HttpServer,
@@ -179,7 +179,7 @@ function createReader(deps: DaemonDeps, parts: () => Parts): DriftReader {
       const id = resourceId(drift);
       const { board } = parts();
       const status = board.statuses().find((s) => resourceId(s) === id);
-      if (status) deps.notifier?.drift?.(status, drift.fields.map(shown), drift.action);
+      if (status) deps.notifier?.drift?.(status, drift.fields, drift.action);
     },
   });
 }

@@ -1,4 +1,5 @@
 import { setTimeout as wait } from "node:timers/promises";
+import { digestOf, jsonPreview, shownValue } from "../bounded-values.js";
 import { compare, type DriftField, READ_KINDS, type ReadTarget, readLive } from "../drift/index.js";
 import { messageOf } from "../errors.js";
 import { DRIFTLESS_ANNOTATIONS } from "../manifests/fields.js";
@@ -27,6 +28,7 @@ export type Drift = {
   kind: string;
   name: string;
   organization?: string;
+  /** The fields that differ, each value as it is shown (shownValue: a long or deep one cut). */
   fields: DriftField[];
   action: DriftAction;
   /** Why it is only reported, when it is. */
@@ -42,6 +44,11 @@ export type Verification = {
   drift?: Drift;
   /** Why the last read failed, when it did. */
   readError?: string;
+  /**
+   * The digest of the whole fields of `drift` (digestOf): a drift is the same as the one before when
+   * its fields are, by value, whatever the order of their members.
+   */
+  driftDigest?: string;
 };
 
 /** The records of the state a read needs: a dashboard's tile ids, an endpoint's server id. */
@@ -190,7 +197,19 @@ export class DriftReader {
         "the platform no longer has it, and a write cannot create it again: recreate it, or remove its manifest",
       );
     }
-    const fields = compare(target, answer.live, await this.contextOf(manifest));
+    let fields: DriftField[];
+    try {
+      fields = compare(target, answer.live, await this.contextOf(manifest));
+    } catch (error) {
+      // An answer no comparison can take is this resource's failed read, never the round's.
+      metrics.readTotal.inc({ kind, result: "error" });
+      logger.warn({ resource: id, reason: messageOf(error) }, "read failed: tried again next round");
+      this.found.set(id, {
+        ...this.found.get(id),
+        readError: `its answer could not be compared: ${messageOf(error)}`,
+      });
+      return;
+    }
     if (fields.length === 0) {
       metrics.readTotal.inc({ kind, result: "equal" });
       const before = this.found.get(id);
@@ -223,22 +242,24 @@ export class DriftReader {
     const reportedBecause =
       cannotCorrect ?? (reportOnly ? `its manifest says ${DRIFTLESS_ANNOTATIONS.drift}: report` : undefined);
     const organization = organizationOf(manifest);
+    const driftDigest = digestOf(fields);
+    const same = before?.drift !== undefined && before.driftDigest === driftDigest;
     const drift: Drift = {
       kind: manifest.kind,
       name: manifest.name,
       ...(organization ? { organization } : {}),
-      fields,
+      fields: fields.map(shown),
       action: reportedBecause ? "report" : "correct",
       ...(reportedBecause ? { reportedBecause } : {}),
-      foundAt: before?.drift && sameFields(before.drift.fields, fields) ? before.drift.foundAt : at,
+      foundAt: same && before?.drift ? before.drift.foundAt : at,
       ...(requestId ? { requestId } : {}),
     };
     const verifiedAt = before?.verifiedAt;
-    this.found.set(id, { ...(verifiedAt ? { verifiedAt } : {}), drift });
-    if (before?.drift && sameFields(before.drift.fields, fields)) return;
+    this.found.set(id, { ...(verifiedAt ? { verifiedAt } : {}), drift, driftDigest });
+    if (same) return;
     this.deps.metrics.driftTotal.inc({ kind: manifest.kind });
     this.deps.logger.warn(
-      { resource: id, action: drift.action, fields: fields.map(shown), requestId },
+      { resource: id, action: drift.action, fields: drift.fields, requestId },
       drift.action === "correct"
         ? "drift found: the live object was changed outside git; the next write puts it back"
         : `drift found: the live object was changed outside git; reported, not corrected (${reportedBecause})`,
@@ -268,17 +289,27 @@ export class DriftReader {
 const organizationOf = (manifest: Manifest): string | undefined =>
   "organizationId" in manifest.spec ? manifest.spec.organizationId : undefined;
 
-const sameFields = (a: readonly DriftField[], b: readonly DriftField[]) =>
-  JSON.stringify(a) === JSON.stringify(b);
+/** A drift field as /status, logs and notifications show it: a long or deep value cut (shownValue). */
+const shown = (field: DriftField): DriftField => ({
+  path: field.path,
+  want: shownValue(field.want),
+  have: shownValue(field.have),
+});
 
-/** A drift field as logs and notifications show it. */
-export const shown = (field: DriftField) => ({ path: field.path, want: field.want, have: field.have });
+/** Fields a status message names; the others are counted (a dashboard may differ in many tiles). */
+const DESCRIBED_FIELDS = 10;
+
+/** Characters of each value a status message shows. */
+const DESCRIBED_CHARS = 200;
 
 /** One line naming the fields and both values, for status messages and the page. */
 export function describeDrift(drift: Drift): string {
-  const fields = drift.fields
-    .map((f) => `${f.path}: git ${JSON.stringify(f.want)}, live ${JSON.stringify(f.have)}`)
-    .join("; ");
+  const value = (v: unknown) => (v === undefined ? "undefined" : jsonPreview(v, DESCRIBED_CHARS));
+  const named = drift.fields
+    .slice(0, DESCRIBED_FIELDS)
+    .map((f) => `${f.path}: git ${value(f.want)}, live ${value(f.have)}`);
+  const more = drift.fields.length - named.length;
+  const fields = [...named, ...(more > 0 ? [`and ${more} more field(s)`] : [])].join("; ");
   const next =
     drift.action === "correct"
       ? "the next write puts it back"

@@ -16,7 +16,8 @@ import { type HostileFault, hostileText } from "./hostile-answers.js";
  * answer's `data`, each entry of a list) of a 2xx answer; any other answer goes out unchanged:
  * - `deep`: `field` becomes a value nested `size` levels deep (default 6,000);
  * - `huge`: `field` becomes a list of `size` entries (default 20,000), made from its own entries;
- * - `reordered`: the members of every object come in a new order (the seeded generator's);
+ * - `reordered`: the members of every object come in another order, rotated one place further at each
+ *   answer the fault rewrites (so the order changes from one answer to the next);
  * - `wrong-type`: `field` becomes a value of another type (a list an object, a string a number, ...).
  */
 export type Fault = {
@@ -65,24 +66,27 @@ export function seededRandom(seed: number): () => number {
 
 /** The injected faults, first injected first matched. */
 export function createFaultBook(random: () => number) {
-  let faults: Array<Fault & { left: number }> = [];
+  let faults: Array<Fault & { left: number; hits: number }> = [];
   return {
     /** Adds `fault`; throws ConfigError for a hostile answer that names no field to rewrite. */
     inject(fault: Fault): void {
       if (isHostile(fault) && fault.kind !== "reordered" && !fault.field) {
         throw new ConfigError(`a ${fault.kind} answer needs the field it rewrites (field: "name")`);
       }
-      faults.push({ ...fault, left: fault.count ?? 1 });
+      faults.push({ ...fault, left: fault.count ?? 1, hits: 0 });
     },
     clear(): void {
       faults = [];
     },
-    /** The JSON text of a 2xx answer's `body` as the hostile answer `fault` rewrites it. */
-    rewrite(fault: HostileFault, body: unknown): string {
-      return hostileText(body, fault, random);
+    /** The JSON text of a 2xx answer's `body` as the hostile answer `fault` (taken) rewrites it. */
+    rewrite(fault: HostileFault & { hits: number }, body: unknown): string {
+      return hostileText(body, fault, fault.hits);
     },
-    /** The fault that hits this request, if any; hitting spends one of its count. */
-    take(api: Api, method: string, route: string | undefined): Fault | undefined {
+    /**
+     * The fault that hits this request, if any, with how many requests it has hit, this one included;
+     * hitting spends one of its count.
+     */
+    take(api: Api, method: string, route: string | undefined): (Fault & { hits: number }) | undefined {
       for (const fault of faults) {
         if (fault.api !== api || fault.left <= 0) continue;
         if (fault.method && fault.method.toUpperCase() !== method) continue;
@@ -90,8 +94,9 @@ export function createFaultBook(random: () => number) {
         // Every matching request draws, so a seed fixes which requests are hit whatever else happens.
         if (fault.probability !== undefined && random() >= fault.probability) continue;
         fault.left--;
+        fault.hits++;
         faults = faults.filter((f) => f.left > 0);
-        return fault;
+        return { ...fault };
       }
       return undefined;
     },

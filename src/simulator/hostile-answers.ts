@@ -12,10 +12,10 @@ export type HostileFault = Fault & { kind: HostileShape };
 /** What stands for the deep value until the text is written: JSON.stringify cannot write 6,000 levels. */
 const DEEP_MARK = "\u0000simulator: deep value\u0000";
 
-/** The JSON text of `body` as `fault` rewrites it; `random` orders the members of a reordered answer. */
-export function hostileText(body: unknown, fault: HostileFault, random: () => number): string {
+/** The JSON text of `body` as `fault` rewrites it, the `hit`th answer it rewrites (from 1). */
+export function hostileText(body: unknown, fault: HostileFault, hit: number): string {
   const copy = structuredClone(body);
-  for (const target of answeredObjects(copy)) rewrite(target, fault, random);
+  for (const target of answeredObjects(copy)) rewrite(target, fault, hit);
   const text = JSON.stringify(copy);
   if (fault.kind !== "deep") return text;
   const levels = fault.size ?? 6_000;
@@ -27,8 +27,8 @@ function answeredObjects(body: unknown): Record<string, unknown>[] {
   return (Array.isArray(inner) ? inner : [inner]).filter(isObject);
 }
 
-function rewrite(target: Record<string, unknown>, fault: HostileFault, random: () => number): void {
-  if (fault.kind === "reordered") return void reorder(target, random);
+function rewrite(target: Record<string, unknown>, fault: HostileFault, hit: number): void {
+  if (fault.kind === "reordered") return void reorder(target, hit);
   const path = (fault.field ?? "").split(".");
   const last = path.pop() as string;
   let parent = target;
@@ -43,21 +43,19 @@ function rewrite(target: Record<string, unknown>, fault: HostileFault, random: (
   else parent[last] = wrongType(current);
 }
 
-/** Every object's members, at any depth, in an order the generator draws (in place). */
-function reorder(value: unknown, random: () => number): void {
+/** Every object's members, at any depth, rotated `places` places (in place). */
+function reorder(value: unknown, places: number): void {
   if (Array.isArray(value)) {
-    for (const entry of value) reorder(entry, random);
+    for (const entry of value) reorder(entry, places);
     return;
   }
   if (!isObject(value)) return;
   const entries = Object.entries(value);
-  for (let i = entries.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [entries[i], entries[j]] = [entries[j] as [string, unknown], entries[i] as [string, unknown]];
-  }
+  const by = places % Math.max(1, entries.length);
+  const rotated = [...entries.slice(by), ...entries.slice(0, by)];
   for (const [key] of entries) delete value[key];
-  for (const [key, member] of entries) {
-    reorder(member, random);
+  for (const [key, member] of rotated) {
+    reorder(member, places);
     value[key] = member;
   }
 }
