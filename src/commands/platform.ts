@@ -43,6 +43,11 @@ export type Platform = {
    * file may be rotated). Throws ConfigError when that organization has no key.
    */
   managementKeyId: (organizationId: string) => string;
+  /**
+   * Which management key (its source, never a secret) an organization's requests go with: organizations
+   * that share one share its rate budget. An organization without a key is its own.
+   */
+  keyOf: (organizationId: string) => string;
   /** Each rate budget now (one per management key, one for observability), for /status. */
   budgets(): ApiBudget[];
   /** Set when the built-in simulator stands in for the platform. */
@@ -140,6 +145,13 @@ export async function createPlatform(config: Config, deps: PlatformDeps): Promis
         .update(`${keys.of(organizationId ?? "").authorization()}\n${observabilityAuth()}`)
         .digest("hex"),
     managementKeyId: (organizationId) => keys.of(organizationId).id(),
+    keyOf: (organizationId) => {
+      try {
+        return keys.of(organizationId).source;
+      } catch {
+        return `organization ${organizationId}`;
+      }
+    },
     budgets: () => [
       ...management.budgets(),
       { api: "observability" as const, ...observabilityBudget.usage() },

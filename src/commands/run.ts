@@ -155,6 +155,7 @@ function daemonDeps(
     loadManifests: async () => (await loadSettled(config.manifests, { cache: parseCache })).manifests,
     tileIdsOf: (dashboard) => tileIds.of(dashboard),
     serverIdOf: (endpoint) => tileIds.serverIdOf(endpoint),
+    keyOf: platform.keyOf,
     platform: platform.client,
     ...(notifier ? { notifier } : {}),
     ...telemetry,

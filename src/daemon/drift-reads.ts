@@ -9,7 +9,7 @@ import type { PlatformClient } from "../platform/client.js";
 import { resourceId } from "../resources.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
-import { DEFAULT_READ_CAPS, pickRound, type ReadCaps } from "./drift-schedule.js";
+import { DEFAULT_READ_CAPS, type KeyOf, pickRound, type ReadCaps } from "./drift-schedule.js";
 
 /**
  * The daemon's read rounds (DRIFTLESS_READS=on): on the poll schedule, each managed resource that the
@@ -65,7 +65,10 @@ export type DriftReaderDeps = RecordFacts & {
   onDrift?: (drift: Drift) => void;
   /** A drift that was told is gone (put back by a write, or by someone else). */
   onDriftGone?: (drift: Drift) => void;
+  /** Reads per round per credential; default DEFAULT_READ_CAPS (a one-minute poll period's). */
   caps?: ReadCaps;
+  /** The management key an organization's reads go with: organizations that share a key share its caps. */
+  keyOf?: KeyOf;
   /** Reads in flight at once; the budget still decides when each is sent. Default 4. */
   concurrency?: number;
   /**
@@ -140,7 +143,8 @@ export class DriftReader {
     const live = new Set(readable.map((r) => resourceId(r)));
     for (const id of [...this.found.keys()])
       if (!live.has(id) && !this.found.get(id)?.drift) this.found.delete(id);
-    const { picked, cursors } = pickRound(readable, this.cursors, this.deps.caps ?? DEFAULT_READ_CAPS);
+    const caps = this.deps.caps ?? DEFAULT_READ_CAPS;
+    const { picked, cursors } = pickRound(readable, this.cursors, caps, this.deps.keyOf);
     this.cursors = cursors;
     const spacing = picked.length > 0 ? (this.deps.spreadMs ?? 0) / picked.length : 0;
     // An abort ends the wait; the read after it sees the signal and is not sent.

@@ -18,6 +18,13 @@ export type BudgetOptions = {
   /** At most this many grants in any window of `windowMs`. */
   requests: number;
   windowMs: number;
+  /**
+   * Grants of the window that a read never takes (default 0): a read is granted only while fewer than
+   * `requests - readHeadroom` are counted, so that a burst of changes from git up to this size finds
+   * them free, however many reads run. Priority orders the requests that wait; it cannot give back the
+   * slots reads already hold.
+   */
+  readHeadroom?: number;
   /** The longest hold a server may impose (hold); default DEFAULT_MAX_SERVER_WAIT_MS. */
   maxServerWaitMs?: number;
   /**
@@ -39,12 +46,14 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
 /**
  * The management API allows about 10 requests per 10 s per key. 9 leaves one request of headroom for
  * the things we cannot see: the platform counting a request on arrival rather than when we sent it (so
- * two windows may overlap by a network latency), and an operator using the same key by hand.
+ * two windows may overlap by a network latency), and an operator using the same key by hand. Reads
+ * take at most 3 of the 9: a commit that changes up to 6 resources of a key is sent at once, reads on
+ * or off (9 changes waited up to 9.6 s behind reads that held 5 or 6 slots).
  */
-export const MANAGEMENT_BUDGET: BudgetOptions = { requests: 9, windowMs: 10_000 };
+export const MANAGEMENT_BUDGET: BudgetOptions = { requests: 9, windowMs: 10_000, readHeadroom: 6 };
 
 /** The observability API allows about 100 per minute per token; 90 keeps the same 10% headroom. */
-export const OBSERVABILITY_BUDGET: BudgetOptions = { requests: 90, windowMs: 60_000 };
+export const OBSERVABILITY_BUDGET: BudgetOptions = { requests: 90, windowMs: 60_000, readHeadroom: 60 };
 
 /**
  * Call when the request's answer (or failure) is in: its window starts then. `unused`: no request was
@@ -158,12 +167,20 @@ export const RELEASE_AFTER_MS = 5 * 60_000;
  * aligns its window and whatever the latency.
  */
 export function createBudget(options: BudgetOptions): Budget {
-  const { requests, windowMs } = options;
+  const { requests, windowMs, readHeadroom = 0 } = options;
   const maxServerWaitMs = options.maxServerWaitMs ?? DEFAULT_MAX_SERVER_WAIT_MS;
   const now = options.monotonic ?? (() => performance.now());
   if (!(requests >= 1) || !(windowMs > 0)) {
     throw new RangeError(`a budget needs requests >= 1 and windowMs > 0, got ${requests} per ${windowMs} ms`);
   }
+  if (!(readHeadroom >= 0 && readHeadroom < requests)) {
+    throw new RangeError(`a budget's readHeadroom must be from 0 to requests - 1, got ${readHeadroom}`);
+  }
+  /** The grants counted in a window beyond which a request of `priority` waits. */
+  const limitOf = (priority: Priority) => ({
+    requests: priority === "read" ? requests - readHeadroom : requests,
+    windowMs,
+  });
   let slots: Slot[] = [];
   const queues: Queues = { change: [], retry: [], poll: [], read: [] };
   let held: Hold = { until: Number.NEGATIVE_INFINITY, reason: "" };
@@ -186,9 +203,9 @@ export function createBudget(options: BudgetOptions): Budget {
     if (timer) clearTimeout(timer);
     timer = undefined;
     failPastDeadline(queues, held, now());
-    while (waiting(queues)) {
+    for (let priority = firstPriority(queues); priority; priority = firstPriority(queues)) {
       const at = now();
-      const free = freeAt(slots, at, { requests, windowMs });
+      const free = freeAt(slots, at, limitOf(priority));
       slots = free.slots;
       const openAt = Math.max(free.at, held.until);
       if (openAt > at) {
@@ -222,7 +239,7 @@ export function createBudget(options: BudgetOptions): Budget {
         const ahead = countWaiting(queues);
         queues[priority].push(waiterOf(queues[priority], settle, signal, pump));
         pump();
-        if (!settled) onWait?.(waitOf(slots, held, now(), { requests, windowMs }, ahead));
+        if (!settled) onWait?.(waitOf(slots, held, now(), limitOf(priority), ahead));
       });
     },
     hold(ms, reason) {
@@ -313,8 +330,9 @@ function countWaiting(queues: Queues): number {
   return PRIORITIES.reduce((sum, priority) => sum + queues[priority].length, 0);
 }
 
-function waiting(queues: Queues): boolean {
-  return PRIORITIES.some((priority) => queues[priority].length > 0);
+/** The priority of the waiter served next, or undefined when no one waits. */
+function firstPriority(queues: Queues): Priority | undefined {
+  return PRIORITIES.find((priority) => queues[priority].length > 0);
 }
 
 /**
@@ -330,6 +348,9 @@ function freeAt(slots: Slot[], now: number, limit: { requests: number; windowMs:
   }
   const counted = slots.filter((slot) => slot.inFlight || slot.at > now - limit.windowMs);
   if (counted.length < limit.requests) return { slots: counted, at: now };
-  const ends = counted.map((slot) => (slot.inFlight ? slot.at + RELEASE_AFTER_MS : slot.at) + limit.windowMs);
-  return { slots: counted, at: Math.min(...ends) };
+  const ends = counted
+    .map((slot) => (slot.inFlight ? slot.at + RELEASE_AFTER_MS : slot.at) + limit.windowMs)
+    .sort((a, b) => a - b);
+  // A read's limit is below the window's: as many slots must end as it holds beyond it, and one.
+  return { slots: counted, at: ends[counted.length - limit.requests] as number };
 }
