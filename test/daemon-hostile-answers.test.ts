@@ -4,14 +4,14 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { defaultIds as ids, type Simulator, startSimulator } from "../src/simulator/index.js";
 import { type DaemonProcess, startDaemonProcess } from "./helpers/daemon-process.js";
-import { type StatusBody, WATCHES } from "./helpers/daemon-run.js";
+import type { StatusBody } from "./helpers/daemon-run.js";
 import { createHttpTestServer, type HttpTestServer } from "./helpers/http-test-server.js";
 import { until } from "./helpers/wait.js";
 
 /**
  * `driftless run` with reads on against a platform whose reads answer strangely (the simulator's hostile
- * answers): a pipe's field mappings 6,000 levels deep, a key's access list of 20,000 entries, an
- * organization's name a number, members in another order at every read. Each answer is its own
+ * answers): a pipe's field mappings 6,000 levels deep, a key's access list of 20,000 entries, a
+ * dashboard of 2,000 tiles, an organization's name a number, members in another order at every read. Each answer is its own
  * resource's drift (shown cut) or failed read; /status and the page answer, every pass and poll round
  * goes on, and a drift is counted and notified once, however its answer orders its members.
  */
@@ -20,6 +20,7 @@ const ROUTES = {
   organization: "/v1/organizations/{organizationId}",
   key: "/v1/organizations/{organizationId}/keys/{keyId}",
   pipe: "/v1/organizations/{organizationId}/services/{serviceId}/datapipes/{dataPipeId}",
+  dashboard: "/api/v2/dashboards/{id}",
 };
 
 const manifests = (pipeAnnotations = "") => ({
@@ -53,7 +54,35 @@ spec:
   fieldMappings:
     - {sourceField: id, destinationField: order_id}
 `,
-  "watches.yaml": WATCHES,
+  "dashboard.yaml": `apiVersion: driftless/v1
+kind: Dashboard
+metadata:
+  name: overview
+spec:
+  dashboardId: ${ids.dashboardId}
+  name: Platform overview
+  tiles:
+    - key: errors
+      id: ${ids.tileIds[1]}
+      name: Errors
+      x: 6
+      y: 0
+      w: 6
+      h: 3
+      series:
+        - { type: time, sourceId: ${ids.sourceIds[0]}, aggFn: count, where: "level:error", groupBy: [] }
+`,
+  // A backup watch, polled; no alert watch: the dashboard's PUT keeps only the tile it states, and
+  // the platform deletes the alerts of the others.
+  "watches.yaml": `apiVersion: driftless/v1
+kind: BackupWatch
+metadata:
+  name: analytics-backups
+spec:
+  organizationId: ${ids.organizationId}
+  serviceId: ${ids.serviceId}
+  maxAge: 26h
+`,
 });
 
 type Entry = StatusBody["resources"][number] & {
@@ -81,7 +110,11 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-async function start(files: Record<string, string>): Promise<DaemonProcess> {
+/**
+ * Starts the daemon on `files`, polling every `pollSeconds`: a backup watch polled every second would
+ * take all but the reads' share of the management key's budget, and the reads would wait behind it.
+ */
+async function start(files: Record<string, string>, pollSeconds = 1): Promise<DaemonProcess> {
   await mkdir(join(root, "manifests"));
   for (const [file, text] of Object.entries(files)) await writeFile(join(root, "manifests", file), text);
   daemon = await startDaemonProcess({
@@ -94,7 +127,7 @@ async function start(files: Record<string, string>): Promise<DaemonProcess> {
     DRIFTLESS_OBSERVABILITY_URL: sim.observabilityUrl,
     DRIFTLESS_OBSERVABILITY_TOKEN: ids.observabilityToken,
     DRIFTLESS_RECONCILE_SCHEDULE: "off",
-    DRIFTLESS_POLL_SCHEDULE: "* * * * * *",
+    DRIFTLESS_POLL_SCHEDULE: pollSeconds === 1 ? "* * * * * *" : `*/${pollSeconds} * * * * *`,
     DRIFTLESS_REASSERT_SCHEDULE: "off",
     DRIFTLESS_READS: "on",
     DRIFTLESS_NOTIFY_URL: notify.url,
@@ -133,7 +166,7 @@ const metric = (text: string, name: string) =>
 
 describe("driftless run against hostile read answers (built daemon)", () => {
   it("keeps /status, the page, the passes and the polls going; each answer is its own resource's, shown cut", async () => {
-    const d = await start(manifests());
+    const d = await start(manifests(), 2);
     sim.inject({
       api: "management",
       method: "GET",
@@ -151,6 +184,15 @@ describe("driftless run against hostile read answers (built daemon)", () => {
       count: Infinity,
     });
     sim.inject({
+      api: "observability",
+      method: "GET",
+      route: ROUTES.dashboard,
+      kind: "huge",
+      field: "tiles",
+      size: 2_000,
+      count: Infinity,
+    });
+    sim.inject({
       api: "management",
       method: "GET",
       route: ROUTES.organization,
@@ -160,16 +202,14 @@ describe("driftless run against hostile read answers (built daemon)", () => {
     });
     const polls = metric((await get(d, "/metrics")).text, 'driftless_poll_total{result="success"}');
 
-    // Each read finds the drift again and the pass after it puts it back: wait for a moment it shows.
-    let status: Status | undefined;
+    // Each read finds the drift again and the pass after it puts it back: each is kept as it shows.
+    const seen = new Map<string, Entry>();
     await until(async () => {
-      const now = await statusOf(d);
-      if (resource(now, "DataPipe")?.status !== "Drifted" || resource(now, "ApiKey")?.status !== "Drifted")
-        return false;
-      status = now;
-      return true;
+      for (const entry of (await statusOf(d)).resources)
+        if (entry.status === "Drifted") seen.set(entry.kind, entry);
+      return ["DataPipe", "ApiKey", "Dashboard"].every((kind) => seen.has(kind));
     });
-    await until(() => driftEvents().length >= 2);
+    await until(() => driftEvents().length >= 3);
     const passes = d.logs.filter((l) => l.msg === "pass finished").length;
     await until(() => d.logs.filter((l) => l.msg === "pass finished").length > passes + 1);
     await until(
@@ -178,15 +218,21 @@ describe("driftless run against hostile read answers (built daemon)", () => {
     );
     const page = await get(d, "/");
 
-    if (!status) throw new Error("unreachable: until returned without a status");
-    const pipe = resource(status, "DataPipe");
+    const pipe = seen.get("DataPipe");
     expect(pipe?.lastError).toMatch(
       /fieldMappings: git \[\{"sourceField":"id".*live \{"a":\{"a":.*\(cut below 12 levels\)/,
     );
     expect(pipe?.drift?.[0]?.have).toMatch(/^\{"a":\{"a":.*\(cut below 12 levels\)$/);
-    const key = resource(status, "ApiKey");
+    const key = seen.get("ApiKey");
     expect(key?.lastError).toContain("… (cut at 200 characters; a list of 20000 entries)");
     expect(String(key?.drift?.[0]?.have)).toContain("(cut at 400 characters; a list of 20000 entries)");
+    // 2,000 tiles added outside git: 50 fields shown, and how many more differ.
+    const tiles = seen.get("Dashboard")?.drift ?? [];
+    expect(tiles).toHaveLength(51);
+    expect(tiles.at(-1)).toEqual({ path: "…", want: null, have: "(1951 more fields differ)" });
+    expect(seen.get("Dashboard")?.lastError).toMatch(
+      /; and 1991 more field\(s\); the next write puts it back$/,
+    );
     const org = resource(await statusOf(d), "Organization");
     expect(org?.status).toBe("Synced");
     expect(org?.note).toMatch(/not verified: its last read failed \(.*unexpected body/);
@@ -195,8 +241,14 @@ describe("driftless run against hostile read answers (built daemon)", () => {
       (r) => r.json as { resource: { kind: string }; fields: Array<{ have: unknown }> },
     );
     // Put back by a pass and found again at the next read: each time a new drift, told again.
-    expect([...new Set(events.map((e) => e.resource.kind))].sort()).toEqual(["ApiKey", "DataPipe"]);
-    for (const event of events) expect(String(event.fields[0]?.have)).toMatch(/\(cut (at|below) /);
+    expect([...new Set(events.map((e) => e.resource.kind))].sort()).toEqual([
+      "ApiKey",
+      "Dashboard",
+      "DataPipe",
+    ]);
+    for (const event of events.filter((e) => e.resource.kind !== "Dashboard")) {
+      expect(String(event.fields[0]?.have)).toMatch(/\(cut (at|below) /);
+    }
     expect(
       d.logs.filter((l) => /failed/.test(String(l.msg)) && l.msg !== "read failed: tried again next round"),
     ).toEqual([]);
@@ -204,8 +256,9 @@ describe("driftless run against hostile read answers (built daemon)", () => {
   });
 
   it("counts and notifies an unchanged report-only drift once, however the answer orders its members", async () => {
-    const { "watches.yaml": _polls, ...files } = manifests("\n  annotations:\n    driftless/drift: report");
-    const d = await start(files);
+    // The pipe alone: it takes every read the key's budget grants reads.
+    const { "pipe.yaml": pipe = "" } = manifests("\n  annotations:\n    driftless/drift: report");
+    const d = await start({ "pipe.yaml": pipe });
     // A mapping added in the console: the live list is shown whole, its entries' members in the answer's order.
     sim.consoleEdit(
       { collection: "pipes", id: ids.kafkaPipeId },

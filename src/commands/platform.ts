@@ -63,6 +63,11 @@ export type PlatformDeps = {
   http?: Partial<Pick<HttpClientOptions, "timeoutMs" | "retry">>;
   /** Overrides of the budgets (tests: a smaller window). Default MANAGEMENT_BUDGET, OBSERVABILITY_BUDGET. */
   budgets?: { management?: typeof MANAGEMENT_BUDGET; observability?: typeof OBSERVABILITY_BUDGET };
+  /**
+   * The grants of each budget's window a read never takes (the daemon's DAEMON_READ_HEADROOM, kept for
+   * changes from git); unset: reads may take the whole window (plan, apply).
+   */
+  readHeadroom?: Readonly<Record<Api, number>>;
 };
 
 /**
@@ -245,7 +250,12 @@ function budgetOf(api: Api, deps: PlatformDeps & { maxServerWaitMs: number }): B
     api === "management"
       ? (deps.budgets?.management ?? MANAGEMENT_BUDGET)
       : (deps.budgets?.observability ?? OBSERVABILITY_BUDGET);
-  return createBudget({ ...limits, maxServerWaitMs: deps.maxServerWaitMs });
+  const readHeadroom = deps.readHeadroom?.[api];
+  return createBudget({
+    ...limits,
+    ...(readHeadroom ? { readHeadroom } : {}),
+    maxServerWaitMs: deps.maxServerWaitMs,
+  });
 }
 
 /** One API's HTTP client, with its own rate budget (one per credential, shared by every caller). */

@@ -9,6 +9,7 @@ import { loadSettled } from "../manifests/load.js";
 import { createParseCache } from "../manifests/read-file.js";
 import { createNotifier, type Notifier } from "../notify/notifier.js";
 import { VERSION } from "../package.js";
+import { DAEMON_READ_HEADROOM } from "../platform/budget.js";
 import { createReconciler } from "../reconcile/engine.js";
 import { createReader } from "../reconcile/send.js";
 import { SavedTileIds } from "../state/saved-tile-ids.js";
@@ -92,7 +93,8 @@ async function openParts(
   // First: a webhook or GitHub setting without its credential stops the start before anything opens.
   const notifier = createNotifier(config, logger);
   if (notifier) cleanups.push(() => notifier.close(NOTIFY_GRACE_MS));
-  const platform = await createPlatform(config, { logger, metrics });
+  // The read rounds leave the budgets' read headroom to changes from git.
+  const platform = await createPlatform(config, { logger, metrics, readHeadroom: DAEMON_READ_HEADROOM });
   cleanups.push(() => platform.close());
   const store = createStateStore(config, { logger });
   cleanups.push(() => store.close());

@@ -28,8 +28,13 @@ export type Drift = {
   kind: string;
   name: string;
   organization?: string;
-  /** The fields that differ, each value as it is shown (shownValue: a long or deep one cut). */
+  /**
+   * The fields that differ as they are shown: each value cut when long or deep (shownValue), the
+   * first SHOWN_FIELDS of them, then one that says how many more differ.
+   */
   fields: DriftField[];
+  /** How many fields differ in all. */
+  fieldCount: number;
   action: DriftAction;
   /** Why it is only reported, when it is. */
   reportedBecause?: string;
@@ -252,7 +257,8 @@ export class DriftReader {
       kind: manifest.kind,
       name: manifest.name,
       ...(organization ? { organization } : {}),
-      fields: fields.map(shown),
+      fields: shownFields(fields),
+      fieldCount: fields.length,
       action: reportedBecause ? "report" : "correct",
       ...(reportedBecause ? { reportedBecause } : {}),
       foundAt: same && before?.drift ? before.drift.foundAt : at,
@@ -300,6 +306,16 @@ const shown = (field: DriftField): DriftField => ({
   have: shownValue(field.have),
 });
 
+/** Fields a drift keeps to show (in /status, a log line, a notification); the others are counted. */
+const SHOWN_FIELDS = 50;
+
+/** The fields as shown: each value cut (shown), at most SHOWN_FIELDS, then one saying how many more differ. */
+function shownFields(fields: readonly DriftField[]): DriftField[] {
+  const kept = fields.slice(0, SHOWN_FIELDS).map(shown);
+  const more = fields.length - kept.length;
+  return more > 0 ? [...kept, { path: "…", want: null, have: `(${more} more fields differ)` }] : kept;
+}
+
 /** Fields a status message names; the others are counted (a dashboard may differ in many tiles). */
 const DESCRIBED_FIELDS = 10;
 
@@ -310,9 +326,9 @@ const DESCRIBED_CHARS = 200;
 export function describeDrift(drift: Drift): string {
   const value = (v: unknown) => (v === undefined ? "undefined" : jsonPreview(v, DESCRIBED_CHARS));
   const named = drift.fields
-    .slice(0, DESCRIBED_FIELDS)
+    .slice(0, Math.min(DESCRIBED_FIELDS, drift.fieldCount))
     .map((f) => `${f.path}: git ${value(f.want)}, live ${value(f.have)}`);
-  const more = drift.fields.length - named.length;
+  const more = drift.fieldCount - named.length;
   const fields = [...named, ...(more > 0 ? [`and ${more} more field(s)`] : [])].join("; ");
   const next =
     drift.action === "correct"

@@ -1,4 +1,9 @@
-import { type BudgetOptions, MANAGEMENT_BUDGET, OBSERVABILITY_BUDGET } from "../platform/budget.js";
+import {
+  type BudgetOptions,
+  DAEMON_READ_HEADROOM,
+  MANAGEMENT_BUDGET,
+  OBSERVABILITY_BUDGET,
+} from "../platform/budget.js";
 import { resourceId } from "../resources.js";
 
 /**
@@ -13,15 +18,18 @@ export type ReadCaps = { management: number; observability: number };
 export const READ_SPREAD = 0.8;
 
 /**
- * Reads per round per credential for a poll period: what the budget lets reads take (its requests
- * less its read headroom, per window) over the part of the period a round is spread over, so that the
- * rounds fit what the budget will grant them: 14 per management key and 24 on the observability token
- * at the default one-minute period; fewer as the period shrinks, at least one.
+ * Reads per round per credential for a poll period: what the daemon's budget lets reads take (its
+ * requests less its read headroom, per window) over the part of the period a round is spread over, so
+ * that the rounds fit what the budget will grant them: 14 per management key and 24 on the
+ * observability token at the default one-minute period; fewer as the period shrinks, at least one.
  */
 export function readCapsOf(pollPeriodMs: number): ReadCaps {
-  const fit = ({ requests, windowMs, readHeadroom = 0 }: BudgetOptions) =>
-    Math.max(1, Math.floor(((requests - readHeadroom) * READ_SPREAD * pollPeriodMs) / windowMs));
-  return { management: fit(MANAGEMENT_BUDGET), observability: fit(OBSERVABILITY_BUDGET) };
+  const share = ({ requests, windowMs }: BudgetOptions, headroom: number) =>
+    Math.max(1, Math.floor(((requests - headroom) * READ_SPREAD * pollPeriodMs) / windowMs));
+  return {
+    management: share(MANAGEMENT_BUDGET, DAEMON_READ_HEADROOM.management),
+    observability: share(OBSERVABILITY_BUDGET, DAEMON_READ_HEADROOM.observability),
+  };
 }
 
 /** The caps of the default poll period, one minute. */

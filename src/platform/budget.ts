@@ -19,10 +19,10 @@ export type BudgetOptions = {
   requests: number;
   windowMs: number;
   /**
-   * Grants of the window that a read never takes (default 0): a read is granted only while fewer than
-   * `requests - readHeadroom` are counted, so that a burst of changes from git up to this size finds
-   * them free, however many reads run. Priority orders the requests that wait; it cannot give back the
-   * slots reads already hold.
+   * Grants of the window that reads leave to the rest (default 0): reads hold at most `requests -
+   * readHeadroom` of the window, so that a burst of changes from git up to this size finds them free,
+   * however many reads run (polls and retries aside). Priority orders the requests that wait; it cannot
+   * give back the slots reads already hold.
    */
   readHeadroom?: number;
   /** The longest hold a server may impose (hold); default DEFAULT_MAX_SERVER_WAIT_MS. */
@@ -46,14 +46,23 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
 /**
  * The management API allows about 10 requests per 10 s per key. 9 leaves one request of headroom for
  * the things we cannot see: the platform counting a request on arrival rather than when we sent it (so
- * two windows may overlap by a network latency), and an operator using the same key by hand. Reads
- * take at most 3 of the 9: a commit that changes up to 6 resources of a key is sent at once, reads on
- * or off (9 changes waited up to 9.6 s behind reads that held 5 or 6 slots).
+ * two windows may overlap by a network latency), and an operator using the same key by hand.
  */
-export const MANAGEMENT_BUDGET: BudgetOptions = { requests: 9, windowMs: 10_000, readHeadroom: 6 };
+export const MANAGEMENT_BUDGET: BudgetOptions = { requests: 9, windowMs: 10_000 };
 
 /** The observability API allows about 100 per minute per token; 90 keeps the same 10% headroom. */
-export const OBSERVABILITY_BUDGET: BudgetOptions = { requests: 90, windowMs: 60_000, readHeadroom: 60 };
+export const OBSERVABILITY_BUDGET: BudgetOptions = { requests: 90, windowMs: 60_000 };
+
+/**
+ * The read headroom of the daemon's budgets (BudgetOptions.readHeadroom): its read rounds take at most
+ * 3 of a key's 9 and 30 of the token's 90, so that a commit that changes up to 6 resources of a key is
+ * sent at once, reads on or off (9 changes waited up to 9.6 s behind reads that held 5 or 6 slots).
+ * A `plan` or `apply` has no change arriving while it reads, and reads with the whole window.
+ */
+export const DAEMON_READ_HEADROOM: Readonly<Record<"management" | "observability", number>> = {
+  management: 6,
+  observability: 60,
+};
 
 /**
  * Call when the request's answer (or failure) is in: its window starts then. `unused`: no request was
@@ -148,8 +157,8 @@ type Waiter = {
 /** The platform's hold: no grant before `until` (on the budget's clock), and who asked for it. */
 type Hold = { until: number; reason: string };
 
-/** One granted request: in flight until released, then counted until `at + windowMs`. */
-type Slot = { at: number; inFlight: boolean };
+/** One granted request: in flight until released, then counted until `at + windowMs`; a read's or not. */
+type Slot = { at: number; inFlight: boolean; read: boolean };
 
 /**
  * A grant never released (a caller that ignores Release, or a request that never ends) counts as
@@ -176,18 +185,31 @@ export function createBudget(options: BudgetOptions): Budget {
   if (!(readHeadroom >= 0 && readHeadroom < requests)) {
     throw new RangeError(`a budget's readHeadroom must be from 0 to requests - 1, got ${readHeadroom}`);
   }
-  /** The grants counted in a window beyond which a request of `priority` waits. */
-  const limitOf = (priority: Priority) => ({
-    requests: priority === "read" ? requests - readHeadroom : requests,
-    windowMs,
-  });
   let slots: Slot[] = [];
   const queues: Queues = { change: [], retry: [], poll: [], read: [] };
   let held: Hold = { until: Number.NEGATIVE_INFINITY, reason: "" };
   let timer: NodeJS.Timeout | undefined;
 
-  const grant = (at: number): Release => {
-    const slot: Slot = { at, inFlight: true };
+  /**
+   * When a request of `priority` may be granted, with the slots that decide it and their limit: the
+   * window's; for a read, also the reads' own share of it.
+   */
+  const freeFor = (priority: Priority, at: number): Free => {
+    const all = freeAt(slots, at, { requests, windowMs });
+    slots = all.slots;
+    const window = { ...all, limit: requests };
+    if (priority !== "read" || readHeadroom === 0) return window;
+    const limit = requests - readHeadroom;
+    const reads = freeAt(
+      slots.filter((slot) => slot.read),
+      at,
+      { requests: limit, windowMs },
+    );
+    return reads.at > all.at ? { ...reads, limit } : window;
+  };
+
+  const grant = (at: number, priority: Priority): Release => {
+    const slot: Slot = { at, inFlight: true, read: priority === "read" };
     slots.push(slot);
     return (unused) => {
       if (!slot.inFlight) return;
@@ -205,9 +227,7 @@ export function createBudget(options: BudgetOptions): Budget {
     failPastDeadline(queues, held, now());
     for (let priority = firstPriority(queues); priority; priority = firstPriority(queues)) {
       const at = now();
-      const free = freeAt(slots, at, limitOf(priority));
-      slots = free.slots;
-      const openAt = Math.max(free.at, held.until);
+      const openAt = Math.max(freeFor(priority, at).at, held.until);
       if (openAt > at) {
         // Not unref'd: a CLI whose only pending work is a request waiting for budget must not exit. A
         // stopping process aborts its waiters, and the last one to go disarms it (see waiterOf).
@@ -216,7 +236,7 @@ export function createBudget(options: BudgetOptions): Budget {
       }
       const waiter = firstWaiter(queues) as Waiter;
       if (waiter.onAbort) waiter.signal?.removeEventListener("abort", waiter.onAbort);
-      waiter.resolve(grant(at));
+      waiter.resolve(grant(at, priority));
     }
   };
 
@@ -239,7 +259,10 @@ export function createBudget(options: BudgetOptions): Budget {
         const ahead = countWaiting(queues);
         queues[priority].push(waiterOf(queues[priority], settle, signal, pump));
         pump();
-        if (!settled) onWait?.(waitOf(slots, held, now(), limitOf(priority), ahead));
+        if (!settled) {
+          const at = now();
+          onWait?.(waitOf(freeFor(priority, at), held, at, windowMs, ahead));
+        }
       });
     },
     hold(ms, reason) {
@@ -259,22 +282,18 @@ export function createBudget(options: BudgetOptions): Budget {
   };
 }
 
+/** When a grant may be made, and the slots counted against which limit decide it. */
+type Free = { slots: Slot[]; at: number; limit: number };
+
 /** Why a request made at `at` waits, and at least how long: the budget's window, or the platform's hold. */
-function waitOf(
-  slots: Slot[],
-  held: Hold,
-  at: number,
-  window: { requests: number; windowMs: number },
-  ahead: number,
-): BudgetWait {
-  const free = freeAt(slots, at, window);
+function waitOf(free: Free, held: Hold, at: number, windowMs: number, ahead: number): BudgetWait {
   const why = held.until > free.at ? "hold" : "budget";
   return {
     atLeastMs: Math.max(0, Math.max(free.at, held.until) - at),
     why,
     used: free.slots.length,
-    limit: window.requests,
-    windowSeconds: window.windowMs / 1000,
+    limit: free.limit,
+    windowSeconds: windowMs / 1000,
     ahead,
     ...(why === "hold" ? { holdReason: held.reason } : {}),
   };

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   createBudget,
+  DAEMON_READ_HEADROOM,
   isHeldError,
   MANAGEMENT_BUDGET,
   OBSERVABILITY_BUDGET,
@@ -370,8 +371,8 @@ describe("rule: a budget needs at least one request in a positive window", () =>
   });
 });
 
-describe("rule: reads take only what the read headroom leaves of a window", () => {
-  it("grants reads while fewer than requests - readHeadroom are counted; a burst of changes finds the rest free", async () => {
+describe("rule: reads hold at most what the read headroom leaves of a window", () => {
+  it("grants reads while they hold fewer than requests - readHeadroom; a burst of changes finds the rest free", async () => {
     const budget = createBudget({ requests: 9, windowMs: 10_000, readHeadroom: 6 });
     const reads = Array.from({ length: 5 }, () => budget.acquire("read"));
     expect(await settled(reads)).toBe(3);
@@ -389,9 +390,19 @@ describe("rule: reads take only what the read headroom leaves of a window", () =
     expect(await settled(reads)).toBe(5);
   });
 
-  it("lets the defaults' reads take at most 3 of the management key's 9 and 30 of the token's 90", () => {
-    expect(MANAGEMENT_BUDGET.requests - (MANAGEMENT_BUDGET.readHeadroom ?? 0)).toBe(3);
-    expect(OBSERVABILITY_BUDGET.requests - (OBSERVABILITY_BUDGET.readHeadroom ?? 0)).toBe(30);
+  it("still grants reads their share while polls hold most of the window (they are not starved)", async () => {
+    const budget = createBudget({ requests: 9, windowMs: 10_000, readHeadroom: 6 });
+    const polls = Array.from({ length: 5 }, () => budget.acquire("poll"));
+    expect(await settled(polls)).toBe(5);
+
+    const reads = Array.from({ length: 4 }, () => budget.acquire("read"));
+
+    expect(await settled(reads)).toBe(3);
+  });
+
+  it("lets the daemon's reads take at most 3 of the management key's 9 and 30 of the token's 90", () => {
+    expect(MANAGEMENT_BUDGET.requests - DAEMON_READ_HEADROOM.management).toBe(3);
+    expect(OBSERVABILITY_BUDGET.requests - DAEMON_READ_HEADROOM.observability).toBe(30);
   });
 
   it("refuses a headroom that would leave reads nothing", () => {
