@@ -6,6 +6,8 @@ import { defaultIds as ids, type Simulator, startSimulator } from "../src/simula
 import { type DaemonProcess, startDaemonProcess } from "./helpers/daemon-process.js";
 import type { StatusBody } from "./helpers/daemon-run.js";
 import { createHttpTestServer, type HttpTestServer } from "./helpers/http-test-server.js";
+import { ciDeployerKey } from "./helpers/manifests.js";
+import { platformEnv } from "./helpers/platform-env.js";
 import { until } from "./helpers/wait.js";
 
 /**
@@ -32,17 +34,10 @@ spec:
   organizationId: ${ids.organizationId}
   name: Acme Analytics
 `,
-  "key.yaml": `apiVersion: driftless/v1
-kind: ApiKey
-metadata:
-  name: ci-deployer
-spec:
-  organizationId: ${ids.organizationId}
-  keyId: ${ids.ciDeployerKeyId}
-  name: ci-deployer
-  ipAccessList:
-    - {source: 10.0.0.0/8, description: office}
-`,
+  "key.yaml": ciDeployerKey(
+    "ci-deployer",
+    "  ipAccessList:\n    - {source: 10.0.0.0/8, description: office}\n",
+  ),
   "pipe.yaml": `apiVersion: driftless/v1
 kind: DataPipe
 metadata:
@@ -121,11 +116,7 @@ async function start(files: Record<string, string>, pollSeconds = 1): Promise<Da
     DRIFTLESS_MANIFESTS: join(root, "manifests"),
     DRIFTLESS_STATE_DIR: join(root, "state"),
     DRIFTLESS_SECRETS_DIR: root,
-    DRIFTLESS_MANAGEMENT_URL: sim.managementUrl,
-    DRIFTLESS_MANAGEMENT_KEY_ID: ids.managementKeyId,
-    DRIFTLESS_MANAGEMENT_KEY_SECRET: ids.managementKeySecret,
-    DRIFTLESS_OBSERVABILITY_URL: sim.observabilityUrl,
-    DRIFTLESS_OBSERVABILITY_TOKEN: ids.observabilityToken,
+    ...platformEnv(sim),
     DRIFTLESS_RECONCILE_SCHEDULE: "off",
     DRIFTLESS_POLL_SCHEDULE: pollSeconds === 1 ? "* * * * * *" : `*/${pollSeconds} * * * * *`,
     DRIFTLESS_REASSERT_SCHEDULE: "off",

@@ -6,6 +6,8 @@ import { defaultIds as ids, type Simulator, startSimulator } from "../src/simula
 import { type DaemonProcess, startDaemonProcess } from "./helpers/daemon-process.js";
 import type { StatusBody } from "./helpers/daemon-run.js";
 import { createGitSyncLayout, type GitSyncLayout } from "./helpers/git-sync-layout.js";
+import { ciDeployerKey } from "./helpers/manifests.js";
+import { platformEnv } from "./helpers/platform-env.js";
 import { until } from "./helpers/wait.js";
 
 /**
@@ -28,15 +30,7 @@ spec:
   organizationId: ${ids.organizationId}
   name: Acme ${suffix}
 `,
-  "key.yaml": `apiVersion: driftless/v1
-kind: ApiKey
-metadata:
-  name: ci-deployer
-spec:
-  organizationId: ${ids.organizationId}
-  keyId: ${ids.ciDeployerKeyId}
-  name: ci-deployer ${suffix}
-`,
+  "key.yaml": ciDeployerKey(`ci-deployer ${suffix}`),
   "pipes.yaml": PIPES.map(
     (id, i) => `apiVersion: driftless/v1
 kind: DataPipe
@@ -81,11 +75,7 @@ it("sends a burst of six changes at once while the read rounds run, none waiting
     DRIFTLESS_MANIFESTS: layout.link,
     DRIFTLESS_STATE_DIR: join(root, "state"),
     DRIFTLESS_SECRETS_DIR: root,
-    DRIFTLESS_MANAGEMENT_URL: sim.managementUrl,
-    DRIFTLESS_MANAGEMENT_KEY_ID: ids.managementKeyId,
-    DRIFTLESS_MANAGEMENT_KEY_SECRET: ids.managementKeySecret,
-    DRIFTLESS_OBSERVABILITY_URL: sim.observabilityUrl,
-    DRIFTLESS_OBSERVABILITY_TOKEN: ids.observabilityToken,
+    ...platformEnv(sim),
     DRIFTLESS_RECONCILE_SCHEDULE: "off",
     DRIFTLESS_POLL_SCHEDULE: "* * * * * *",
     DRIFTLESS_REASSERT_SCHEDULE: "off",

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { defaultIds as ids, type Simulator, startSimulator } from "../src/simulator/index.js";
 import { driftlessAsync } from "./helpers/cli.js";
+import { ciDeployerKey } from "./helpers/manifests.js";
 import { platformEnv } from "./helpers/platform-env.js";
 
 /**
@@ -44,15 +45,7 @@ const bomb = () => {
 
 const endless = `${header("endless")}            base: &n [1, *n]\n`;
 
-const key = `apiVersion: driftless/v1
-kind: ApiKey
-metadata:
-  name: ci-deployer
-spec:
-  organizationId: ${ids.organizationId}
-  keyId: ${ids.ciDeployerKeyId}
-  name: renamed in git
-`;
+const key = ciDeployerKey("renamed in git");
 
 describe("a manifest whose aliases expand it past what a manifest file may hold (built CLI)", () => {
   let sim: Simulator;

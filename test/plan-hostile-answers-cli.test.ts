@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { cutNote, MAX_ANSWER_DEPTH } from "../src/bounded-values.js";
 import { type Fault, defaultIds as ids, type Simulator, startSimulator } from "../src/simulator/index.js";
 import { driftlessAsync } from "./helpers/cli.js";
+import { ciDeployerKey } from "./helpers/manifests.js";
 import { platformEnv } from "./helpers/platform-env.js";
 
 /**
@@ -29,19 +30,14 @@ spec:
     - {sourceField: id, destinationField: order_id}
 `;
 
-const key = `apiVersion: driftless/v1
-kind: ApiKey
-metadata:
-  name: ci-deployer
-spec:
-  organizationId: ${ids.organizationId}
-  keyId: ${ids.ciDeployerKeyId}
-  name: ci-deployer
-  roles: [developer]
+const key = ciDeployerKey(
+  "ci-deployer",
+  `  roles: [developer]
   ipAccessList:
     - {source: 10.0.0.0/8, description: office}
     - {source: 203.0.113.0/24, description: CI runners}
-`;
+`,
+);
 
 describe("driftless plan with reads on, against hostile answers (built CLI)", () => {
   let sim: Simulator;

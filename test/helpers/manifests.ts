@@ -28,3 +28,14 @@ ${annotations.length > 0 ? `  annotations:\n${annotations.map(([k, v]) => `    $
   mskAuthentication: ${authentication}
 ${options.extra ?? ""}`;
 }
+
+/** The YAML of the ApiKey "ci-deployer" that adopts the simulator's CI key as `name`; `extra`: more spec lines. */
+export const ciDeployerKey = (name: string, extra = "") => `apiVersion: driftless/v1
+kind: ApiKey
+metadata:
+  name: ci-deployer
+spec:
+  organizationId: ${ids.organizationId}
+  keyId: ${ids.ciDeployerKeyId}
+  name: ${name}
+${extra}`;
