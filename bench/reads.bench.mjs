@@ -1,18 +1,30 @@
 // Reads under the default rate budget (DRIFTLESS_READS=on), beside the writes' latency in the same run:
 // 1. a full round of reads of 1,000 and 10,000 resources of one management key, as the daemon's read
-//    rounds pick them (daemon/drift-schedule.js: round-robin, at most MANAGEMENT_READS_PER_ROUND per key
-//    per poll, spread evenly over SPREAD of the poll period, at the budget's lowest priority): reads per
-//    poll round and the time until every resource was read once, beside the bound the budget sets;
+//    rounds pick them (daemon/drift-schedule.js: round-robin, at most DEFAULT_READ_CAPS per key per poll,
+//    spread evenly over SPREAD of the poll period, at the budget's lowest priority, within what its read
+//    headroom leaves): reads per poll round and the time until every resource was read once, beside the
+//    bound the budget sets;
 // 2. changes from git arriving meanwhile: the wait from the change to its request being sent, p50 /
 //    p99, with reads on and with reads off (the same arrivals), and beside the same rounds sent at once
-//    (four at a time: what the rounds did before they were spread, which kept changes waiting).
-// The budget is driftless's own (platform/budget.js, MANAGEMENT_BUDGET) on a virtual clock: every timer
+//    (four at a time: what the rounds did before they were spread, which kept changes waiting before the
+//    read headroom);
+// 3. bursts of 3, 6 and 9 changes at once (a commit that changes several resources of a key) during the
+//    reads of 1,000 resources: the wait of each change, with reads on, with the reads of before the read
+//    headroom (25 a round, taking any slot of the window), and with reads off.
+// The budget is the daemon's own (platform/budget.js, MANAGEMENT_BUDGET with DAEMON_READ_HEADROOM) on a virtual clock: every timer
 // the budget arms is run in order at its time, so hours of rounds take seconds and every figure is the
 // same in every run. Each request's answer takes ANSWER_MS. The figure is the budget's part of the
 // change → request latency (the daemon's own part is in daemon.bench.mjs: about 150 ms).
 import { dist } from "./dist.mjs";
 
-const { createBudget, MANAGEMENT_BUDGET } = await dist("platform/budget.js");
+const { createBudget, DAEMON_READ_HEADROOM, MANAGEMENT_BUDGET: BUDGET } = await dist("platform/budget.js");
+/** The daemon's management budget: its reads leave the read headroom to changes from git. */
+const MANAGEMENT_BUDGET = { ...BUDGET, readHeadroom: DAEMON_READ_HEADROOM.management };
+/** The reads' budget and caps of before the read headroom: any slot of the window, 25 a round. */
+const BEFORE = {
+  budget: BUDGET,
+  caps: { management: 25, observability: 40 },
+};
 const { pickRound, DEFAULT_READ_CAPS } = await dist("daemon/drift-schedule.js");
 const { seededRandom } = await dist("simulator/faults.js");
 
@@ -70,13 +82,19 @@ const quantile = (values, q) => {
 /**
  * Reads of `resources` (0: reads off) in the daemon's rounds, every POLL_MS until each was read once,
  * while the changes arrive at `arrivals`. `spaced`: a round's reads start evenly over the poll period
- * instead of all at once (four at a time).
+ * instead of all at once (four at a time). `reads`: the budget and the caps (default the daemon's).
  * @param {number} resources @param {number[]} arrivals @param {boolean} spaced
+ * @param {{ budget: import("../src/platform/budget.js").BudgetOptions; caps: typeof DEFAULT_READ_CAPS }} [reads]
  */
-async function round(resources, arrivals, spaced) {
+async function round(
+  resources,
+  arrivals,
+  spaced,
+  reads = { budget: MANAGEMENT_BUDGET, caps: DEFAULT_READ_CAPS },
+) {
   const time = virtualTime();
   try {
-    const budget = createBudget({ ...MANAGEMENT_BUDGET, monotonic: () => time.clock.now });
+    const budget = createBudget({ ...reads.budget, monotonic: () => time.clock.now });
     const readable = Array.from({ length: resources }, (_, i) => ({
       kind: "ApiKey",
       name: `r-${String(i).padStart(5, "0")}`,
@@ -117,7 +135,7 @@ async function round(resources, arrivals, spaced) {
       /** @type {Promise<void>[]} */
       const rounds = [];
       for (let picked = 0; picked < resources; ) {
-        const pick = pickRound(readable, cursors, DEFAULT_READ_CAPS);
+        const pick = pickRound(readable, cursors, reads.caps);
         cursors = pick.cursors;
         const count = Math.min(pick.picked.length, resources - picked);
         picked += count;
@@ -163,11 +181,11 @@ const duration = (ms) =>
 
 const random = seededRandom(22);
 const { requests, windowMs } = MANAGEMENT_BUDGET;
-/** A request holds its slot from its grant to `windowMs` after its answer. */
-const perRequestMs = (windowMs + ANSWER_MS) / requests;
+/** A read holds its slot from its grant to `windowMs` after its answer, among the slots reads may take. */
+const perRequestMs = (windowMs + ANSWER_MS) / (requests - (MANAGEMENT_BUDGET.readHeadroom ?? 0));
 
 console.log(
-  `management budget: ${requests} requests per ${windowMs / 1000} s window (counted to the answer), answers in ${ANSWER_MS} ms; read rounds every ${POLL_MS / 1000} s of at most ${DEFAULT_READ_CAPS.management} reads per management key`,
+  `management budget: ${requests} requests per ${windowMs / 1000} s window (counted to the answer), of which reads take at most ${requests - (MANAGEMENT_BUDGET.readHeadroom ?? 0)}; answers in ${ANSWER_MS} ms; read rounds every ${POLL_MS / 1000} s of at most ${DEFAULT_READ_CAPS.management} reads per management key`,
 );
 console.log(
   "| resources | reads | reads per poll round (min / median) | every resource read once | change → request p50 / p99 | same changes, reads off |",
@@ -183,7 +201,7 @@ for (const resources of [1_000, 10_000]) {
     arrivals.push(Math.round(at));
   }
   /** @param {number[]} waits */
-  const waits = (waits) => `${quantile(waits, 0.5)} / ${quantile(waits, 0.99)} ms`;
+  const waits = (waits) => `${Math.round(quantile(waits, 0.5))} / ${Math.round(quantile(waits, 0.99))} ms`;
   const off = await round(0, arrivals, false);
   const budgetBound = { perPoll: POLL_MS / perRequestMs, round: resources * perRequestMs };
   const capBound = Math.ceil(resources / DEFAULT_READ_CAPS.management) * POLL_MS;
@@ -197,7 +215,7 @@ for (const resources of [1_000, 10_000]) {
     const polls = perPoll(on.readGrants, on.roundEnd);
     const label = spaced
       ? "the daemon's rounds, reads spread over 48 s of each minute"
-      : "the same rounds sent at once, 4 at a time (before)";
+      : "the same rounds sent at once, 4 at a time";
     console.log(
       `| ${resources.toLocaleString("en")} | ${label} | ${polls.min} / ${polls.median} | ${duration(on.roundEnd)} | ${waits(during(on.changeWaits))} | ${waits(during(off.changeWaits))} |`,
     );
@@ -205,4 +223,33 @@ for (const resources of [1_000, 10_000]) {
 }
 console.log(
   `${CHANGES} changes from git per run, one per ${CHANGE_EVERY_MS / 1000} s on average (seeded); the waits are those of the changes that arrived while reads were being made, and of the same changes with reads off.`,
+);
+
+// Bursts: BURSTS commits at seeded times over the reads of 1,000 resources, each changing `size` resources.
+const BURSTS = process.env.BENCH_QUICK ? 10 : 30;
+const BURST_EVERY_MS = 120_000;
+console.log("");
+console.log(
+  "| burst of changes | change → request p50 / p99, reads on | reads on, as before the read headroom (any slot, 25 a round) | reads off |",
+);
+console.log("|---|---|---|---|");
+for (const size of [3, 6, 9]) {
+  /** @type {number[]} */
+  const arrivals = [];
+  let at = 0;
+  for (let i = 0; i < BURSTS; i++) {
+    at += Math.round(-Math.log(1 - random()) * BURST_EVERY_MS);
+    for (let change = 0; change < size; change++) arrivals.push(at);
+  }
+  /** @param {number[]} w */
+  const waits = (w) => `${Math.round(quantile(w, 0.5))} / ${Math.round(quantile(w, 0.99))} ms`;
+  const now = await round(1_000, arrivals, true);
+  const before = await round(1_000, arrivals, true, BEFORE);
+  const off = await round(0, arrivals, true);
+  console.log(
+    `| ${size} at once | ${waits(now.changeWaits)} | ${waits(before.changeWaits)} | ${waits(off.changeWaits)} |`,
+  );
+}
+console.log(
+  `${BURSTS} bursts per size, one per ${BURST_EVERY_MS / 60_000} min on average (seeded), while 1,000 resources are read: reads hold at most ${requests - (MANAGEMENT_BUDGET.readHeadroom ?? 0)} of the window, so a burst of up to ${MANAGEMENT_BUDGET.readHeadroom ?? 0} alone in its window is sent at once; bursts closer together than a window share the rest, and then wait more than with reads off.`,
 );

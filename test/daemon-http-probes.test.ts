@@ -1,14 +1,14 @@
-import { get } from "node:http";
+import { get, request } from "node:http";
 import { connect, type Socket } from "node:net";
 import { afterEach, expect, it } from "vitest";
 import type { DaemonProcess } from "./helpers/daemon-process.js";
-import { useDaemonRun } from "./helpers/daemon-run.js";
+import { files, useDaemonRun, WEBHOOK_TOKEN } from "./helpers/daemon-run.js";
 import { until } from "./helpers/wait.js";
 
 /**
  * Anyone who reaches the port of `driftless run` must not be able to make its liveness probe fail:
- * real sockets against the built daemon, filling its 64 connections with clients that never speak, or
- * that send a request's first bytes and then nothing more.
+ * real sockets against the built daemon, filling its 64 connections with clients that never speak,
+ * that send a request's first bytes and then nothing more, or that wait for a pass.
  */
 
 const run = useDaemonRun();
@@ -76,4 +76,48 @@ it("serves /healthz while every connection is held by a client that sent half a 
   const healthz = await probe(d, "/healthz");
 
   expect(healthz).toBe(200);
+});
+
+/** POST /reconcile with the token, on a connection of its own as each CLI would; its status, or the error. */
+const reconcile = (d: DaemonProcess) =>
+  new Promise<number | string>((resolve) => {
+    const call = request(
+      `${d.url}/reconcile`,
+      { method: "POST", agent: false, headers: { authorization: `Bearer ${WEBHOOK_TOKEN}` } },
+      (answer) => {
+        answer.resume();
+        resolve(answer.statusCode ?? 0);
+      },
+    );
+    call.on("error", (error) => resolve(String(error)));
+    call.end();
+  });
+
+it("serves /healthz while more POST /reconcile wait for a slow pass than it keeps: the rest are refused at once", async () => {
+  const d = await run.start();
+  await d.waitForLog((l) => l.msg === "pass finished");
+  let release = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  run.simulator.inject({ api: "management", method: "PATCH", kind: "latency", until: released });
+  await run.layout.publish(files("renamed in git"));
+  await until(() => run.simulator.requests.some((r) => r.method === "PATCH" && r.status === 0));
+  const answered: Array<number | string> = [];
+  const asked = Array.from({ length: 70 }, () => reconcile(d).then((status) => answered.push(status)));
+  await until(() => answered.length >= 62);
+
+  const healthz = await probe(d, "/healthz");
+  release();
+  await Promise.all(asked);
+
+  expect(healthz).toBe(200);
+  // Eight wait and get their pass; the others are refused at once, or cut at the connection cap when
+  // more than 64 came at the same moment (a flood of connections, closed as designed).
+  expect(answered.filter((status) => status === 200)).toHaveLength(8);
+  const others = answered.filter((status) => status !== 200);
+  expect(
+    others.filter((status) => status !== 429 && !/ECONNRESET|socket hang up/.test(String(status))),
+  ).toEqual([]);
+  expect(others.filter((status) => status === 429).length).toBeGreaterThan(40);
 });

@@ -67,7 +67,8 @@ async function open(
   return { socket, closed: () => closed, received: () => received };
 }
 
-const GET = (path: string, headers = "") => `GET ${path} HTTP/1.1\r\nHost: driftless\r\n${headers}\r\n`;
+// A loopback Host: a daemon on loopback without a token answers nothing else (its loopback rule).
+const GET = (path: string, headers = "") => `GET ${path} HTTP/1.1\r\nHost: localhost\r\n${headers}\r\n`;
 
 /** Sends `target` exactly as given (fetch would normalise it); resolves with the status code. */
 function rawGet(address: string, target: string): Promise<number> {

@@ -159,3 +159,92 @@ describe("fault injection", () => {
     expect(answer.status).toBe(200);
   });
 });
+
+describe("hostile answers: valid JSON no sane platform sends", () => {
+  const getKey = async () => {
+    const answer = await fetch(`${sim.managementUrl}${org}/keys/${ids.ciDeployerKeyId}`, {
+      headers: { authorization },
+    });
+    return { status: answer.status, text: await answer.text() };
+  };
+  const startFull = async () => {
+    sim = await startSimulator({ contract: "full", rateLimit: { management: false, observability: false } });
+  };
+
+  it("deep: answers the field nested as many levels as asked, once, and the work is done", async () => {
+    await startFull();
+    sim.inject({ api: "management", method: "PATCH", route: keyRoute, kind: "deep", field: "ipAccessList" });
+
+    const patched = await patchKey();
+    const text = await patched.text();
+    const after = await getKey();
+
+    expect(patched.status).toBe(200);
+    expect(text.length).toBeGreaterThan(36_000);
+    let node = (JSON.parse(text) as { result: { ipAccessList: unknown } }).result.ipAccessList;
+    let depth = 0;
+    while (typeof node === "object" && node !== null) {
+      node = (node as { a: unknown }).a;
+      depth++;
+    }
+    expect(depth).toBe(6_000);
+    expect(sim.state.keys.find((k) => k.id === ids.ciDeployerKeyId)?.name).toBe("ci");
+    expect(JSON.parse(after.text).result.ipAccessList).toEqual([
+      { source: "10.0.0.0/8", description: "office" },
+    ]);
+  });
+
+  it("huge: answers the list with as many entries as asked, made from its own", async () => {
+    await startFull();
+    sim.inject({ api: "management", method: "GET", kind: "huge", field: "ipAccessList", size: 3 });
+
+    const answer = await getKey();
+
+    expect(JSON.parse(answer.text).result.ipAccessList).toEqual([
+      { source: "10.0.0.0/8 #0", description: "office #0" },
+      { source: "10.0.0.0/8 #1", description: "office #1" },
+      { source: "10.0.0.0/8 #2", description: "office #2" },
+    ]);
+  });
+
+  it("reordered: answers the same members in another order at each answer, one after another", async () => {
+    await startFull();
+    const plain = await getKey();
+    sim.inject({ api: "management", method: "GET", kind: "reordered", count: 3 });
+
+    const results = [await getKey(), await getKey(), await getKey()].map((a) => JSON.parse(a.text).result);
+
+    const before = JSON.parse(plain.text).result;
+    const order = (value: object) => JSON.stringify(Object.keys(value));
+    const orders = [before, ...results].map(order);
+    for (const result of results) expect(result).toEqual(before);
+    expect(new Set(orders).size).toBe(4);
+  });
+
+  it("wrong-type: answers the field as a value of another type", async () => {
+    await startFull();
+    sim.inject({ api: "management", method: "GET", kind: "wrong-type", field: "name" });
+    sim.inject({ api: "management", method: "GET", kind: "wrong-type", field: "ipAccessList" });
+
+    const name = JSON.parse((await getKey()).text).result;
+    const list = JSON.parse((await getKey()).text).result;
+
+    expect(name.name).toBe(42);
+    expect(list.ipAccessList).toEqual({ unexpected: "an object where a list belongs" });
+  });
+
+  it("leaves an error answer as it is, and refuses a rewrite that names no field", async () => {
+    await startFull();
+    sim.inject({ api: "management", kind: "deep", field: "name" });
+
+    const missing = await fetch(`${sim.managementUrl}${org}/keys/00000000-0000-4000-8000-000000000000`, {
+      headers: { authorization },
+    });
+    const text = await missing.text();
+
+    expect(missing.status).toBe(404);
+    expect(JSON.parse(text)).toMatchObject({ status: 404, error: expect.stringContaining("") });
+    expect(text).not.toContain('{"a":');
+    expect(() => sim.inject({ api: "management", kind: "huge" })).toThrow(/needs the field it rewrites/);
+  });
+});

@@ -45,6 +45,11 @@ export type Platform = {
    * file may be rotated). Throws ConfigError when that organization has no key.
    */
   managementKeyId: (organizationId: string) => string;
+  /**
+   * Which management key (its source, never a secret) an organization's requests go with: organizations
+   * that share one share its rate budget. An organization without a key is its own.
+   */
+  keyOf: (organizationId: string) => string;
   /** Each rate budget now (one per management key, one for observability), for /status. */
   budgets(): ApiBudget[];
   /** "simulator" while the built-in simulator stands in for the platform, else the management API's origin. */
@@ -67,6 +72,11 @@ export type PlatformDeps = {
    * prints its status page's address first. Default: at once.
    */
   simulatorWarning?: "later";
+  /**
+   * The grants of each budget's window a read never takes (the daemon's DAEMON_READ_HEADROOM, kept for
+   * changes from git); unset: reads may take the whole window (plan, apply).
+   */
+  readHeadroom?: Readonly<Record<Api, number>>;
 };
 
 /**
@@ -151,6 +161,13 @@ export async function createPlatform(config: Config, deps: PlatformDeps): Promis
         .update(`${keys.of(organizationId ?? "").authorization()}\n${observabilityAuth()}`)
         .digest("hex"),
     managementKeyId: (organizationId) => keys.of(organizationId).id(),
+    keyOf: (organizationId) => {
+      try {
+        return keys.of(organizationId).source;
+      } catch {
+        return `organization ${organizationId}`;
+      }
+    },
     budgets: () => [
       ...management.budgets(),
       { api: "observability" as const, ...observabilityBudget.usage() },
@@ -259,7 +276,12 @@ function budgetOf(api: Api, deps: PlatformDeps & { maxServerWaitMs: number }): B
     api === "management"
       ? (deps.budgets?.management ?? MANAGEMENT_BUDGET)
       : (deps.budgets?.observability ?? OBSERVABILITY_BUDGET);
-  return createBudget({ ...limits, maxServerWaitMs: deps.maxServerWaitMs });
+  const readHeadroom = deps.readHeadroom?.[api];
+  return createBudget({
+    ...limits,
+    ...(readHeadroom ? { readHeadroom } : {}),
+    maxServerWaitMs: deps.maxServerWaitMs,
+  });
 }
 
 /** One API's HTTP client, with its own rate budget (one per credential, shared by every caller). */

@@ -9,6 +9,7 @@ import { loadSettled } from "../manifests/load.js";
 import { createParseCache } from "../manifests/read-file.js";
 import { createNotifier, type Notifier } from "../notify/notifier.js";
 import { VERSION } from "../package.js";
+import { DAEMON_READ_HEADROOM } from "../platform/budget.js";
 import { createRead } from "../platform/client.js";
 import { createReconciler } from "../reconcile/engine.js";
 import { SavedRecords } from "../state/saved-records.js";
@@ -107,7 +108,13 @@ async function openParts(
   // First: a webhook or GitHub setting without its credential stops the start before anything opens.
   const notifier = createNotifier(config, logger);
   if (notifier) cleanups.push(() => notifier.close(NOTIFY_GRACE_MS));
-  const platform = await createPlatform(config, { logger, metrics, simulatorWarning: "later" });
+  // The read rounds leave the budgets' read headroom to changes from git.
+  const platform = await createPlatform(config, {
+    logger,
+    metrics,
+    simulatorWarning: "later",
+    readHeadroom: DAEMON_READ_HEADROOM,
+  });
   cleanups.push(() => platform.close());
   const store = createStateStore(config, { logger });
   cleanups.push(() => store.close());
@@ -174,6 +181,7 @@ function daemonDeps(
     loadManifests: async () => (await loadSettled(config.manifests, { cache: parseCache })).manifests,
     tileIdsOf: (dashboard) => saved.tileIdsOf(dashboard),
     records: () => saved.records(),
+    keyOf: platform.keyOf,
     platform: platform.client,
     ...(notifier ? { notifier } : {}),
     ...telemetry,

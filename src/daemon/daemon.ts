@@ -12,8 +12,8 @@ import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { PassMetrics } from "../telemetry/pass-metrics.js";
 import type { Clock } from "./clock.js";
-import { DriftReader, shown } from "./drift-reads.js";
-import type { ReadCaps } from "./drift-schedule.js";
+import { DriftReader } from "./drift-reads.js";
+import { DEFAULT_READ_CAPS, type KeyOf, READ_SPREAD, type ReadCaps, readCapsOf } from "./drift-schedule.js";
 import {
   type HttpServer,
   type HttpServerLimits,
@@ -49,7 +49,7 @@ export type DaemonSettings = {
   alertFiringStates?: readonly string[];
   /** DRIFTLESS_READS=on: read each managed object on the poll schedule, to verify it and find drift. */
   reads?: "on" | "off";
-  /** Reads per round per credential; unset: drift-schedule.ts's defaults. */
+  /** Reads per round per credential; unset: what the poll period fits (drift-schedule.ts, readCapsOf). */
   readCaps?: ReadCaps;
   /** What /status says driftless reconciles: "simulator", or the platform's origin; unset: not said. */
   platform?: string;
@@ -68,6 +68,8 @@ export type DaemonDeps = {
   tileIdsOf: (dashboardName: string) => Promise<Record<string, string> | undefined>;
   /** The records as the reconciler last loaded or saved them, for the read rounds (SavedRecords). */
   records?: () => Promise<Records>;
+  /** The management key an organization's requests go with, for the reads' caps; unset: one per organization. */
+  keyOf?: KeyOf;
   /** Polls alerts and backups through it. */
   platform: PlatformClient;
   registry: Registry;
@@ -170,20 +172,23 @@ type Parts = {
  * re-sends the drifts to correct (after changes from git: a re-sent request waits at the poll priority).
  */
 function createReader(deps: DaemonDeps, parts: () => Parts): DriftReader {
+  // No schedule (rounds only on demand): a minute's caps, all at once.
+  const period = periodOf(deps.settings.pollSchedule);
   return new DriftReader({
     platform: deps.platform,
     metrics: deps.metrics,
     logger: deps.logger,
     records: deps.records ?? (async () => ({})),
-    ...(deps.settings.readCaps ? { caps: deps.settings.readCaps } : {}),
     // A round's reads are spread over most of the poll period (see DriftReaderDeps.spreadMs), ending
-    // before the next round is due.
-    spreadMs: 0.8 * (periodOf(deps.settings.pollSchedule) ?? 0),
+    // before the next round is due, and are as many as the budget grants reads over that time.
+    caps: deps.settings.readCaps ?? (period ? readCapsOf(period) : DEFAULT_READ_CAPS),
+    ...(deps.keyOf ? { keyOf: deps.keyOf } : {}),
+    spreadMs: READ_SPREAD * (period ?? 0),
     onDrift: (drift) => {
       const id = resourceId(drift);
       const { board } = parts();
       const status = board.statuses().find((s) => resourceId(s) === id);
-      if (status) deps.notifier?.drift?.(status, drift.fields.map(shown), drift.action);
+      if (status) deps.notifier?.drift?.(status, drift.fields, drift.action);
     },
   });
 }

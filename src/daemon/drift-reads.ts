@@ -1,4 +1,5 @@
 import { setTimeout as wait } from "node:timers/promises";
+import { digestOf, jsonPreview, shownValue } from "../bounded-values.js";
 import type { DriftField } from "../drift/index.js";
 import { messageOf } from "../errors.js";
 import { observeOf } from "../kinds/index.js";
@@ -12,7 +13,7 @@ import { resourceId } from "../resources.js";
 import type { Records } from "../state/saved-records.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
-import { DEFAULT_READ_CAPS, pickRound, type ReadCaps } from "./drift-schedule.js";
+import { DEFAULT_READ_CAPS, type KeyOf, pickRound, type ReadCaps } from "./drift-schedule.js";
 
 /**
  * The daemon's read rounds (DRIFTLESS_READS=on): on the poll schedule, each managed resource that the
@@ -31,7 +32,13 @@ export type Drift = {
   kind: string;
   name: string;
   organization?: string;
+  /**
+   * The fields that differ as they are shown: each value cut when long or deep (shownValue), the
+   * first SHOWN_FIELDS of them, then one that says how many more differ.
+   */
   fields: DriftField[];
+  /** How many fields differ in all. */
+  fieldCount: number;
   action: DriftAction;
   /** Why it is only reported, when it is. */
   reportedBecause?: string;
@@ -46,6 +53,11 @@ export type Verification = {
   drift?: Drift;
   /** Why the last read failed, when it did. */
   readError?: string;
+  /**
+   * The digest of the whole fields of `drift` (digestOf): a drift is the same as the one before when
+   * its fields are, by value, whatever the order of their members.
+   */
+  driftDigest?: string;
 };
 
 export type DriftReaderDeps = {
@@ -61,7 +73,10 @@ export type DriftReaderDeps = {
   onDrift?: (drift: Drift) => void;
   /** A drift that was told is gone (put back by a write, or by someone else). */
   onDriftGone?: (drift: Drift) => void;
+  /** Reads per round per credential; default DEFAULT_READ_CAPS (a one-minute poll period's). */
   caps?: ReadCaps;
+  /** The management key an organization's reads go with: organizations that share a key share its caps. */
+  keyOf?: KeyOf;
   /** Reads in flight at once; the budget still decides when each is sent. Default 4. */
   concurrency?: number;
   /**
@@ -137,7 +152,8 @@ export class DriftReader {
     const live = new Set(candidates.map((r) => resourceId(r)));
     for (const id of [...this.found.keys()])
       if (!live.has(id) && !this.found.get(id)?.drift) this.found.delete(id);
-    const { picked, cursors } = pickRound(candidates, this.cursors, this.deps.caps ?? DEFAULT_READ_CAPS);
+    const caps = this.deps.caps ?? DEFAULT_READ_CAPS;
+    const { picked, cursors } = pickRound(candidates, this.cursors, caps, this.deps.keyOf);
     this.cursors = cursors;
     const spacing = picked.length > 0 ? (this.deps.spreadMs ?? 0) / picked.length : 0;
     // An abort ends the wait; the read after it sees the signal and is not sent.
@@ -225,22 +241,25 @@ export class DriftReader {
     const reportedBecause =
       cannotCorrect ?? (reportOnly ? `its manifest says ${DRIFTLESS_ANNOTATIONS.drift}: report` : undefined);
     const organization = organizationOf(manifest);
+    const driftDigest = digestOf(fields);
+    const same = before?.drift !== undefined && before.driftDigest === driftDigest;
     const drift: Drift = {
       kind: manifest.kind,
       name: manifest.name,
       ...(organization ? { organization } : {}),
-      fields,
+      fields: shownFields(fields),
+      fieldCount: fields.length,
       action: reportedBecause ? "report" : "correct",
       ...(reportedBecause ? { reportedBecause } : {}),
-      foundAt: before?.drift && sameFields(before.drift.fields, fields) ? before.drift.foundAt : at,
+      foundAt: same && before?.drift ? before.drift.foundAt : at,
       ...(requestId ? { requestId } : {}),
     };
     const verifiedAt = before?.verifiedAt;
-    this.found.set(id, { ...(verifiedAt ? { verifiedAt } : {}), drift });
-    if (before?.drift && sameFields(before.drift.fields, fields)) return;
+    this.found.set(id, { ...(verifiedAt ? { verifiedAt } : {}), drift, driftDigest });
+    if (same) return;
     this.deps.metrics.driftTotal.inc({ kind: manifest.kind });
     this.deps.logger.warn(
-      { resource: id, action: drift.action, fields: fields.map(shown), requestId },
+      { resource: id, action: drift.action, fields: drift.fields, requestId },
       drift.action === "correct"
         ? "drift found: the live object was changed outside git; the next write puts it back"
         : `drift found: the live object was changed outside git; reported, not corrected (${reportedBecause})`,
@@ -252,17 +271,37 @@ export class DriftReader {
 const organizationOf = (manifest: Manifest): string | undefined =>
   "organizationId" in manifest.spec ? manifest.spec.organizationId : undefined;
 
-const sameFields = (a: readonly DriftField[], b: readonly DriftField[]) =>
-  JSON.stringify(a) === JSON.stringify(b);
+/** A drift field as /status, logs and notifications show it: a long or deep value cut (shownValue). */
+const shown = (field: DriftField): DriftField => ({
+  path: field.path,
+  want: shownValue(field.want),
+  have: shownValue(field.have),
+});
 
-/** A drift field as logs and notifications show it. */
-export const shown = (field: DriftField) => ({ path: field.path, want: field.want, have: field.have });
+/** Fields a drift keeps to show (in /status, a log line, a notification); the others are counted. */
+const SHOWN_FIELDS = 50;
+
+/** The fields as shown: each value cut (shown), at most SHOWN_FIELDS, then one saying how many more differ. */
+function shownFields(fields: readonly DriftField[]): DriftField[] {
+  const kept = fields.slice(0, SHOWN_FIELDS).map(shown);
+  const more = fields.length - kept.length;
+  return more > 0 ? [...kept, { path: "…", want: null, have: `(${more} more fields differ)` }] : kept;
+}
+
+/** Fields a status message names; the others are counted (a dashboard may differ in many tiles). */
+const DESCRIBED_FIELDS = 10;
+
+/** Characters of each value a status message shows. */
+const DESCRIBED_CHARS = 200;
 
 /** One line naming the fields and both values, for status messages and the page. */
 export function describeDrift(drift: Drift): string {
-  const fields = drift.fields
-    .map((f) => `${f.path}: git ${JSON.stringify(f.want)}, live ${JSON.stringify(f.have)}`)
-    .join("; ");
+  const value = (v: unknown) => (v === undefined ? "undefined" : jsonPreview(v, DESCRIBED_CHARS));
+  const named = drift.fields
+    .slice(0, Math.min(DESCRIBED_FIELDS, drift.fieldCount))
+    .map((f) => `${f.path}: git ${value(f.want)}, live ${value(f.have)}`);
+  const more = drift.fieldCount - named.length;
+  const fields = [...named, ...(more > 0 ? [`and ${more} more field(s)`] : [])].join("; ");
   const next =
     drift.action === "correct"
       ? "the next write puts it back"

@@ -1,3 +1,9 @@
+import {
+  type BudgetOptions,
+  DAEMON_READ_HEADROOM,
+  MANAGEMENT_BUDGET,
+  OBSERVABILITY_BUDGET,
+} from "../platform/budget.js";
 import { resourceId } from "../resources.js";
 
 /**
@@ -6,27 +12,41 @@ import { resourceId } from "../resources.js";
  * Pure: the round keeps the cursors.
  */
 
-/**
- * Reads per round on one management key: the key's budget is 9 requests per 10 s (54 a minute, the
- * default poll period); half of it is left to writes, retries and the alert and backup polls.
- */
-export const MANAGEMENT_READS_PER_ROUND = 25;
-/** Reads per round on the observability token: its budget is 90 a minute; half is left to the rest. */
-export const OBSERVABILITY_READS_PER_ROUND = 40;
-
 export type ReadCaps = { management: number; observability: number };
 
-export const DEFAULT_READ_CAPS: ReadCaps = {
-  management: MANAGEMENT_READS_PER_ROUND,
-  observability: OBSERVABILITY_READS_PER_ROUND,
-};
+/** The part of the poll period a round's reads are spread over (the daemon's spreadMs). */
+export const READ_SPREAD = 0.8;
+
+/**
+ * Reads per round per credential for a poll period: what the daemon's budget lets reads take (its
+ * requests less its read headroom, per window) over the part of the period a round is spread over, so
+ * that the rounds fit what the budget will grant them: 14 per management key and 24 on the
+ * observability token at the default one-minute period; fewer as the period shrinks, at least one.
+ */
+export function readCapsOf(pollPeriodMs: number): ReadCaps {
+  const share = ({ requests, windowMs }: BudgetOptions, headroom: number) =>
+    Math.max(1, Math.floor(((requests - headroom) * READ_SPREAD * pollPeriodMs) / windowMs));
+  return {
+    management: share(MANAGEMENT_BUDGET, DAEMON_READ_HEADROOM.management),
+    observability: share(OBSERVABILITY_BUDGET, DAEMON_READ_HEADROOM.observability),
+  };
+}
+
+/** The caps of the default poll period, one minute. */
+export const DEFAULT_READ_CAPS: ReadCaps = readCapsOf(60_000);
 
 /** A resource a round may read: its kind, name, and the organization whose key reads it (if any). */
 export type Readable = { kind: string; name: string; organization?: string | undefined };
 
+/**
+ * Which management key an organization's requests go with (its source: several organizations may
+ * share one key, and then one budget); by default each organization its own.
+ */
+export type KeyOf = (organizationId: string) => string;
+
 /** The credential a read goes with: an organization's key, or the observability token. */
-export const credentialOf = (resource: Readable): string =>
-  resource.kind === "Dashboard" ? "observability" : `management:${resource.organization ?? ""}`;
+export const credentialOf = (resource: Readable, keyOf: KeyOf = (id) => id): string =>
+  resource.kind === "Dashboard" ? "observability" : `management:${keyOf(resource.organization ?? "")}`;
 
 /**
  * The resources of this round, and the cursors of the next: per credential, up to its cap, from where
@@ -37,10 +57,11 @@ export function pickRound<R extends Readable>(
   resources: readonly R[],
   cursors: ReadonlyMap<string, string>,
   caps: ReadCaps,
+  keyOf?: KeyOf,
 ): { picked: R[]; cursors: Map<string, string> } {
   const groups = new Map<string, R[]>();
   for (const resource of resources) {
-    const credential = credentialOf(resource);
+    const credential = credentialOf(resource, keyOf);
     const group = groups.get(credential) ?? [];
     group.push(resource);
     groups.set(credential, group);

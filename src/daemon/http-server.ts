@@ -74,6 +74,13 @@ export type HttpServerLimits = {
    * reads, so a client that never reads holds this much until the idle time-out closes it.
    */
   maxBufferedBytes: number;
+  /**
+   * `POST /reconcile` requests waiting for their pass at most. A waiting request holds its connection
+   * (its answer is being made, so it is never the one closed for a newcomer) for as long as the pass
+   * takes: without a cap, 70 of them during a slow pass held every connection and kept the probes out.
+   * One more is answered 429 at once; the pass the others wait for answers them all.
+   */
+  maxReconcileWaiters: number;
 };
 
 export const HTTP_SERVER_LIMITS: HttpServerLimits = {
@@ -83,6 +90,7 @@ export const HTTP_SERVER_LIMITS: HttpServerLimits = {
   requestTimeoutMs: 10_000,
   maxConnections: 64,
   maxBufferedBytes: 64 * 1024,
+  maxReconcileWaiters: 8,
 };
 
 export type HttpServer = {
@@ -112,7 +120,11 @@ export function parseListen(listen: string): { host: string; port: number } {
 export async function startHttpServer(listen: string, deps: HttpServerDeps): Promise<HttpServer> {
   const { host, port } = parseListen(listen);
   const limits = { ...HTTP_SERVER_LIMITS, ...deps.limits };
-  const served: ServedDeps = { ...deps, loopback: isLoopbackHost(host.includes(":") ? `[${host}]` : host) };
+  const served: ServedDeps = {
+    ...deps,
+    loopback: isLoopbackHost(host.includes(":") ? `[${host}]` : host),
+    reconcileWaiters: { count: 0, max: limits.maxReconcileWaiters },
+  };
   const server = createLimitedServer(limits, (request, response) => {
     handle(request, response, served, limits).catch((error) => {
       deps.logger.error({ err: error }, "http handler failed");
@@ -225,8 +237,11 @@ function listenOn(server: Server, port: number, host: string): Promise<void> {
   });
 }
 
-/** The deps, and whether the server listens on a loopback address only (this machine's clients). */
-type ServedDeps = HttpServerDeps & { loopback: boolean };
+/**
+ * The deps, whether the server listens on a loopback address only (this machine's clients), and the
+ * `POST /reconcile` requests waiting for their pass.
+ */
+type ServedDeps = HttpServerDeps & { loopback: boolean; reconcileWaiters: { count: number; max: number } };
 
 async function handle(
   request: IncomingMessage,
@@ -245,6 +260,11 @@ async function handle(
   if (path === "/reconcile") return operatorPass(request, deps, reply);
   if (request.method !== "GET" && request.method !== "HEAD") {
     return reply(405, "text/plain", "method not allowed\n", { allow: "GET, HEAD" });
+  }
+  // With no token, a loopback daemon's pages are for this machine's clients only: not for a web page
+  // that rebinds its own host name to 127.0.0.1, nor for a proxy that would open them to others.
+  if (deps.loopback && deps.statusToken?.() === undefined && !fromThisMachine(request)) {
+    return reply(403, "text/plain", `${NOT_FROM_THIS_MACHINE}\n`);
   }
   switch (path) {
     case "/metrics":
@@ -317,7 +337,9 @@ function operatorRefusal(
     }
     return () =>
       json(403, {
-        error: `/${action} is off: set ${SETTINGS.statusToken.env} (or ${SETTINGS.webhookToken.env}) on the daemon and the same in the client's environment, or let the daemon listen on a loopback address (${SETTINGS.listen.env}=127.0.0.1:9464) to take it from this machine without a token`,
+        error: deps.loopback
+          ? `/${action} without a token is taken only from this machine's CLI, straight to a loopback host with a JSON body, never through a proxy (Forwarded, X-Forwarded-For, X-Real-IP): set ${SETTINGS.statusToken.env} (or ${SETTINGS.webhookToken.env}) on the daemon and the same in the client's environment to take it from elsewhere`
+          : `/${action} is off: set ${SETTINGS.statusToken.env} (or ${SETTINGS.webhookToken.env}) on the daemon and the same in the client's environment, or let the daemon listen on a loopback address (${SETTINGS.listen.env}=127.0.0.1:9464) to take it from this machine without a token`,
       });
   }
   if (tokenMatches(bearerToken(request), expected)) return undefined;
@@ -326,17 +348,31 @@ function operatorRefusal(
 }
 
 /**
- * True for a request of this machine's to a daemon listening on loopback: from a loopback address,
- * to a loopback Host (a web page's DNS rebinding names its own host), with a JSON body (a web page
- * cannot send one to another origin without a CORS preflight, which this server never allows).
+ * True for a request of this machine's to a daemon listening on loopback: from this machine's own
+ * client (fromThisMachine), with a JSON body (a web page cannot send one to another origin without a
+ * CORS preflight, which this server never allows).
  */
 function isLocalRequest(request: IncomingMessage, deps: ServedDeps): boolean {
-  if (!deps.loopback) return false;
+  const json = (request.headers["content-type"] ?? "").split(";")[0]?.trim() === "application/json";
+  return deps.loopback && json && fromThisMachine(request);
+}
+
+/** Headers a proxy adds: a request that carries one was sent on behalf of a client we cannot see. */
+const FORWARDED = ["forwarded", "x-forwarded-for", "x-real-ip"];
+
+/**
+ * True for a request that a client on this machine sent straight to the daemon: from a loopback
+ * address, to a loopback Host (a web page's DNS rebinding names its own host), and not through a
+ * proxy (a same-host reverse proxy connects from loopback, and may rewrite Host, for anyone it serves).
+ */
+function fromThisMachine(request: IncomingMessage): boolean {
   const remote = (request.socket.remoteAddress ?? "").replace(/^::ffff:/, "");
   const host = (request.headers.host ?? "").replace(/:\d+$/, "");
-  const json = (request.headers["content-type"] ?? "").split(";")[0]?.trim() === "application/json";
-  return json && isLoopbackHost(remote.includes(":") ? `[${remote}]` : remote) && isLoopbackHost(host);
+  const proxied = FORWARDED.some((name) => request.headers[name] !== undefined);
+  return !proxied && isLoopbackHost(remote.includes(":") ? `[${remote}]` : remote) && isLoopbackHost(host);
 }
+
+const NOT_FROM_THIS_MACHINE = `this daemon listens on a loopback address without ${SETTINGS.statusToken.env}: it answers only this machine's clients, straight to a loopback host (127.0.0.1, localhost, [::1]), never through a proxy (Forwarded, X-Forwarded-For, X-Real-IP); set ${SETTINGS.statusToken.env} to serve others`;
 
 /** `POST /suspend` (JSON body `{"reason": "..."}`, optional) and `POST /resume`. */
 async function operatorSwitch(
@@ -372,8 +408,22 @@ async function operatorPass(request: IncomingMessage, deps: ServedDeps, reply: R
   request.resume();
   const refusal = deps.onReconcile ? operatorRefusal(request, "reconcile", deps, reply) : notServed(reply);
   if (refusal || !deps.onReconcile) return refusal?.();
+  const waiters = deps.reconcileWaiters;
+  if (waiters.count >= waiters.max) {
+    const error = `${waiters.count} requests already wait for a pass, the most this daemon keeps waiting: the pass they wait for runs anyway; follow it with driftless status --watch, or ask again once they are answered`;
+    return reply(429, "application/json", `${JSON.stringify({ error })}\n`, { "retry-after": "10" });
+  }
+  // A waiter leaves when its pass has ended, or when its client went away before.
+  waiters.count++;
+  let waiting = true;
+  const leave = () => {
+    if (waiting) waiters.count--;
+    waiting = false;
+  };
+  request.socket.once("close", leave);
   request.socket.setTimeout(RECONCILE_SOCKET_TIMEOUT_MS);
-  const answer = await deps.onReconcile();
+  const answer = await deps.onReconcile().finally(leave);
+  request.socket.off("close", leave);
   return reply(answer.code, "application/json", `${JSON.stringify(answer.body)}\n`);
 }
 

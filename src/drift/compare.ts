@@ -1,5 +1,6 @@
 import { isSecret } from "../plan/secret.js";
 import { isPlainObject } from "../plan/values.js";
+import { unmatched } from "./set-match.js";
 
 /**
  * Drift, as a pure function: what of a live object differs from the desired state its manifest
@@ -44,13 +45,29 @@ function compareList(want: unknown[], have: unknown, rules: Rules, path: string)
   if (!Array.isArray(have)) return [{ path, want, have }];
   const rule = rules[path];
   if (rule?.kind === "contains") return containsEntries(want, have, rule.key, rules, path);
-  if (rule?.kind === "set") {
-    const missing = want.some((w) => !have.some((h) => walk(w, h, rules, path).length === 0));
-    const extra = have.some((h) => !want.some((w) => walk(w, h, rules, path).length === 0));
-    return missing || extra ? [{ path, want, have }] : [];
-  }
+  if (rule?.kind === "set") return sameSet(want, have, rules, path) ? [] : [{ path, want, have }];
   if (want.length !== have.length) return [{ path, want, have }];
   return want.flatMap((entry, index) => walk(entry, have[index], rules, `${path}[${index}]`));
+}
+
+/**
+ * Whether the two lists hold the same entries in any order, an entry matching as walk judges it: keyed
+ * (set-match.ts), in linear time. A list whose entries hold lists with rules of their own is compared
+ * entry with entry (no kind has one: the keyed comparison does not know those rules).
+ */
+function sameSet(want: unknown[], have: unknown[], rules: Rules, path: string): boolean {
+  const nested = Object.keys(rules).some((p) => p.startsWith(`${path}.`));
+  if (!nested) {
+    const { missing, extra } = unmatched(want, have, {
+      field: (key) => SECRET_FIELDS.has(key),
+      value: isSecretValue,
+    });
+    return missing === 0 && extra === 0;
+  }
+  const matches = (w: unknown, h: unknown) => walk(w, h, rules, path).length === 0;
+  return (
+    want.every((w) => have.some((h) => matches(w, h))) && have.every((h) => want.some((w) => matches(w, h)))
+  );
 }
 
 /** Each desired entry is live, with what it states; entries only live are someone else's. */

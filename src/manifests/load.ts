@@ -1,7 +1,7 @@
 import { lstat, realpath } from "node:fs/promises";
 import { ConfigError, errnoOf, isConfigError, SupersededError } from "../errors.js";
 import type { InvalidDocument, Manifest, ParsedManifest } from "./manifest.js";
-import { DEFAULT_PARSE_LIMITS, type ParsedFile, type ParseLimits } from "./parse.js";
+import { DEFAULT_PARSE_LIMITS, MAX_MANIFEST_BYTES, type ParsedFile, type ParseLimits } from "./parse.js";
 import { locatedInvalid, withPositions } from "./positions.js";
 import { type Problem, sortProblems } from "./problem.js";
 import { type ParseCache, readManifestFiles } from "./read-file.js";
@@ -37,7 +37,7 @@ export type LoadOptions = {
   existing?: ReferenceOptions["existing"];
 };
 
-export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_FILE_BYTES = MAX_MANIFEST_BYTES;
 
 /**
  * `loadManifests` until a read is not superseded (a git-sync swap during the read), at most three

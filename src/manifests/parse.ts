@@ -17,15 +17,29 @@ import { documentStart, duplicateKey, isDocument, locator, parseYaml, type YamlF
 import type { Problem } from "./problem.js";
 import { fieldsAt, nearest } from "./suggest.js";
 
+/** The largest manifest file read, in bytes (load.ts): a manifest is a few KiB. */
+export const MAX_MANIFEST_BYTES = 1024 * 1024;
+
 /** Limits on what one file may make the parser do; a manifest is small and flat. */
 export type ParseLimits = {
   /** Aliases one document may expand (yaml's maxAliasCount); default 100. */
   maxAliases: number;
   /** Nesting of maps and lists in a document; default 32 (the deepest kind needs 8). */
   maxDepth: number;
+  /**
+   * The size of a document with its aliases expanded (expandedSize); default MAX_MANIFEST_BYTES.
+   * yaml's alias count bounds aliases within aliases, not what one alias repeats: 100 aliases to a
+   * list of 200,000 numbers pass it and make 20 million values, which every later step (the schema,
+   * the plan, the state) copies again.
+   */
+  maxExpandedSize: number;
 };
 
-export const DEFAULT_PARSE_LIMITS: ParseLimits = { maxAliases: 100, maxDepth: 32 };
+export const DEFAULT_PARSE_LIMITS: ParseLimits = {
+  maxAliases: 100,
+  maxDepth: 32,
+  maxExpandedSize: MAX_MANIFEST_BYTES,
+};
 
 /**
  * A valid manifest as parsed, before positions are attached: plain data, so it can cross from a
@@ -137,6 +151,16 @@ function parseDocument(
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     report(start, ENVELOPE);
+    rejected();
+    return;
+  }
+  const size = expandedSize(value, limits.maxExpandedSize);
+  if (size > limits.maxExpandedSize) {
+    const why =
+      size === Number.POSITIVE_INFINITY
+        ? "an alias names a value that contains the alias: the document never ends"
+        : `its aliases expand it past ${limits.maxExpandedSize} characters of data, more than a manifest file may hold: write the repeated values out, or split it`;
+    report(start, why);
     rejected();
     return;
   }
@@ -254,6 +278,54 @@ function deepNesting(text: string, max: number): number | undefined {
     } else if ((c === 0x5d || c === 0x7d) && depth > 0) depth--;
   }
   return new RegExp(`^[ \\t]*(?:[-?:][ \\t]+){${max + 1}}`, "m").exec(text)?.index;
+}
+
+/**
+ * The size of `value` as if every alias were a copy of what it names: 1 per list, map and scalar, and
+ * a string's or key's length (never more than the YAML text of a document without aliases takes),
+ * counted up to `limit` (then limit + 1) without making the copies. A value reached again is counted
+ * again from its first count; one that contains itself (an alias to an enclosing anchor) never ends:
+ * Infinity.
+ */
+export function expandedSize(value: unknown, limit: number): number {
+  const sizes = new Map<object, number>();
+  const open = new Set<object>();
+  const stack: Array<{ node: object; entered: boolean }> = [];
+  const sizeOf = (node: unknown): number | undefined => {
+    if (typeof node === "string") return Math.max(1, node.length);
+    if (typeof node !== "object" || node === null) return 1;
+    return sizes.get(node);
+  };
+  const visit = (node: unknown): boolean => {
+    if (typeof node !== "object" || node === null || sizes.has(node)) return true;
+    if (open.has(node)) return false;
+    stack.push({ node, entered: false });
+    return true;
+  };
+  if (!visit(value)) return Number.POSITIVE_INFINITY;
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1] as { node: object; entered: boolean };
+    // Pushed twice by two aliases of one parent, and counted meanwhile.
+    if (!top.entered && sizes.has(top.node)) {
+      stack.pop();
+      continue;
+    }
+    const children: Array<[string, unknown]> = Array.isArray(top.node)
+      ? top.node.map((child) => ["", child])
+      : Object.entries(top.node);
+    if (!top.entered) {
+      top.entered = true;
+      open.add(top.node);
+      for (const [, child] of children) if (!visit(child)) return Number.POSITIVE_INFINITY;
+      continue;
+    }
+    stack.pop();
+    open.delete(top.node);
+    let size = 1;
+    for (const [key, child] of children) size = Math.min(limit + 1, size + key.length + (sizeOf(child) ?? 0));
+    sizes.set(top.node, size);
+  }
+  return sizeOf(value) ?? limit + 1;
 }
 
 function lineAndColumn(file: string, text: string, offset: number): Position {

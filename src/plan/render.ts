@@ -1,3 +1,4 @@
+import { jsonPreview } from "../bounded-values.js";
 import { escapeLine } from "../escape.js";
 import { formatProblem, type Problem } from "../manifests/problem.js";
 import type { Change } from "./types.js";
@@ -31,8 +32,13 @@ export function markOf(view: PlanView): string {
 const PLACEHOLDER =
   /^\((?:changed|unchanged|secret|not compared|reference changed|reference unchanged|new tile: the platform assigns its id|tile [^()"]*)\)$/;
 
-const show = (value: unknown): string =>
-  typeof value === "string" && PLACEHOLDER.test(value) ? value : JSON.stringify(value);
+/** Characters of one value a plan line shows; `-o json` holds it whole. */
+const PLAN_VALUE_CHARS = 2_000;
+
+const show = (value: unknown): string => {
+  if (typeof value === "string" && PLACEHOLDER.test(value)) return value;
+  return value === undefined ? "undefined" : jsonPreview(value, PLAN_VALUE_CHARS);
+};
 
 /** One diff line: `path: old -> new`, `+ path: entry`, `- path: entry`; marked when made outside git. */
 export function formatChange(change: Change): string {
@@ -136,7 +142,9 @@ export function renderPlan(
   if (revision) lines.push(escapeLine(`revision ${revision}`));
   for (const notice of notices) lines.push(escapeLine(`NOTE: ${notice}`));
   for (const problem of problems) lines.push(escapeLine(`x ${formatProblem(problem)}`));
-  for (const view of views) if (view.outcome !== "none") lines.push(...formatView(view));
+  // A resource in sync is shown only for its notes (a live object that could not be read, a rename).
+  for (const view of views)
+    if (view.outcome !== "none" || view.notes?.length) lines.push(...formatView(view));
   lines.push(summaryLine(summarize(views, problems)));
   return lines.join("\n");
 }

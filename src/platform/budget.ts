@@ -18,6 +18,13 @@ export type BudgetOptions = {
   /** At most this many grants in any window of `windowMs`. */
   requests: number;
   windowMs: number;
+  /**
+   * Grants of the window that reads leave to the rest (default 0): reads hold at most `requests -
+   * readHeadroom` of the window, so that a burst of changes from git up to this size finds them free,
+   * however many reads run (polls and retries aside). Priority orders the requests that wait; it cannot
+   * give back the slots reads already hold.
+   */
+  readHeadroom?: number;
   /** The longest hold a server may impose (hold); default DEFAULT_MAX_SERVER_WAIT_MS. */
   maxServerWaitMs?: number;
   /**
@@ -45,6 +52,17 @@ export const MANAGEMENT_BUDGET: BudgetOptions = { requests: 9, windowMs: 10_000 
 
 /** The observability API allows about 100 per minute per token; 90 keeps the same 10% headroom. */
 export const OBSERVABILITY_BUDGET: BudgetOptions = { requests: 90, windowMs: 60_000 };
+
+/**
+ * The read headroom of the daemon's budgets (BudgetOptions.readHeadroom): its read rounds take at most
+ * 3 of a key's 9 and 30 of the token's 90, so that a commit that changes up to 6 resources of a key is
+ * sent at once, reads on or off (9 changes waited up to 9.6 s behind reads that held 5 or 6 slots).
+ * A `plan` or `apply` has no change arriving while it reads, and reads with the whole window.
+ */
+export const DAEMON_READ_HEADROOM: Readonly<Record<"management" | "observability", number>> = {
+  management: 6,
+  observability: 60,
+};
 
 /**
  * Call when the request's answer (or failure) is in: its window starts then. `unused`: no request was
@@ -139,8 +157,8 @@ type Waiter = {
 /** The platform's hold: no grant before `until` (on the budget's clock), and who asked for it. */
 type Hold = { until: number; reason: string };
 
-/** One granted request: in flight until released, then counted until `at + windowMs`. */
-type Slot = { at: number; inFlight: boolean };
+/** One granted request: in flight until released, then counted until `at + windowMs`; a read's or not. */
+type Slot = { at: number; inFlight: boolean; read: boolean };
 
 /**
  * A grant never released (a caller that ignores Release, or a request that never ends) counts as
@@ -158,19 +176,40 @@ export const RELEASE_AFTER_MS = 5 * 60_000;
  * aligns its window and whatever the latency.
  */
 export function createBudget(options: BudgetOptions): Budget {
-  const { requests, windowMs } = options;
+  const { requests, windowMs, readHeadroom = 0 } = options;
   const maxServerWaitMs = options.maxServerWaitMs ?? DEFAULT_MAX_SERVER_WAIT_MS;
   const now = options.monotonic ?? (() => performance.now());
   if (!(requests >= 1) || !(windowMs > 0)) {
     throw new RangeError(`a budget needs requests >= 1 and windowMs > 0, got ${requests} per ${windowMs} ms`);
+  }
+  if (!(readHeadroom >= 0 && readHeadroom < requests)) {
+    throw new RangeError(`a budget's readHeadroom must be from 0 to requests - 1, got ${readHeadroom}`);
   }
   let slots: Slot[] = [];
   const queues: Queues = { change: [], retry: [], poll: [], read: [] };
   let held: Hold = { until: Number.NEGATIVE_INFINITY, reason: "" };
   let timer: NodeJS.Timeout | undefined;
 
-  const grant = (at: number): Release => {
-    const slot: Slot = { at, inFlight: true };
+  /**
+   * When a request of `priority` may be granted, with the slots that decide it and their limit: the
+   * window's; for a read, also the reads' own share of it.
+   */
+  const freeFor = (priority: Priority, at: number): Free => {
+    const all = freeAt(slots, at, { requests, windowMs });
+    slots = all.slots;
+    const window = { ...all, limit: requests };
+    if (priority !== "read" || readHeadroom === 0) return window;
+    const limit = requests - readHeadroom;
+    const reads = freeAt(
+      slots.filter((slot) => slot.read),
+      at,
+      { requests: limit, windowMs },
+    );
+    return reads.at > all.at ? { ...reads, limit } : window;
+  };
+
+  const grant = (at: number, priority: Priority): Release => {
+    const slot: Slot = { at, inFlight: true, read: priority === "read" };
     slots.push(slot);
     return (unused) => {
       if (!slot.inFlight) return;
@@ -186,11 +225,9 @@ export function createBudget(options: BudgetOptions): Budget {
     if (timer) clearTimeout(timer);
     timer = undefined;
     failPastDeadline(queues, held, now());
-    while (waiting(queues)) {
+    for (let priority = firstPriority(queues); priority; priority = firstPriority(queues)) {
       const at = now();
-      const free = freeAt(slots, at, { requests, windowMs });
-      slots = free.slots;
-      const openAt = Math.max(free.at, held.until);
+      const openAt = Math.max(freeFor(priority, at).at, held.until);
       if (openAt > at) {
         // Not unref'd: a CLI whose only pending work is a request waiting for budget must not exit. A
         // stopping process aborts its waiters, and the last one to go disarms it (see waiterOf).
@@ -199,7 +236,7 @@ export function createBudget(options: BudgetOptions): Budget {
       }
       const waiter = firstWaiter(queues) as Waiter;
       if (waiter.onAbort) waiter.signal?.removeEventListener("abort", waiter.onAbort);
-      waiter.resolve(grant(at));
+      waiter.resolve(grant(at, priority));
     }
   };
 
@@ -222,7 +259,10 @@ export function createBudget(options: BudgetOptions): Budget {
         const ahead = countWaiting(queues);
         queues[priority].push(waiterOf(queues[priority], settle, signal, pump));
         pump();
-        if (!settled) onWait?.(waitOf(slots, held, now(), { requests, windowMs }, ahead));
+        if (!settled) {
+          const at = now();
+          onWait?.(waitOf(freeFor(priority, at), held, at, windowMs, ahead));
+        }
       });
     },
     hold(ms, reason) {
@@ -242,22 +282,18 @@ export function createBudget(options: BudgetOptions): Budget {
   };
 }
 
+/** When a grant may be made, and the slots counted against which limit decide it. */
+type Free = { slots: Slot[]; at: number; limit: number };
+
 /** Why a request made at `at` waits, and at least how long: the budget's window, or the platform's hold. */
-function waitOf(
-  slots: Slot[],
-  held: Hold,
-  at: number,
-  window: { requests: number; windowMs: number },
-  ahead: number,
-): BudgetWait {
-  const free = freeAt(slots, at, window);
+function waitOf(free: Free, held: Hold, at: number, windowMs: number, ahead: number): BudgetWait {
   const why = held.until > free.at ? "hold" : "budget";
   return {
     atLeastMs: Math.max(0, Math.max(free.at, held.until) - at),
     why,
     used: free.slots.length,
-    limit: window.requests,
-    windowSeconds: window.windowMs / 1000,
+    limit: free.limit,
+    windowSeconds: windowMs / 1000,
     ahead,
     ...(why === "hold" ? { holdReason: held.reason } : {}),
   };
@@ -313,8 +349,9 @@ function countWaiting(queues: Queues): number {
   return PRIORITIES.reduce((sum, priority) => sum + queues[priority].length, 0);
 }
 
-function waiting(queues: Queues): boolean {
-  return PRIORITIES.some((priority) => queues[priority].length > 0);
+/** The priority of the waiter served next, or undefined when no one waits. */
+function firstPriority(queues: Queues): Priority | undefined {
+  return PRIORITIES.find((priority) => queues[priority].length > 0);
 }
 
 /**
@@ -330,6 +367,9 @@ function freeAt(slots: Slot[], now: number, limit: { requests: number; windowMs:
   }
   const counted = slots.filter((slot) => slot.inFlight || slot.at > now - limit.windowMs);
   if (counted.length < limit.requests) return { slots: counted, at: now };
-  const ends = counted.map((slot) => (slot.inFlight ? slot.at + RELEASE_AFTER_MS : slot.at) + limit.windowMs);
-  return { slots: counted, at: Math.min(...ends) };
+  const ends = counted
+    .map((slot) => (slot.inFlight ? slot.at + RELEASE_AFTER_MS : slot.at) + limit.windowMs)
+    .sort((a, b) => a - b);
+  // A read's limit is below the window's: as many slots must end as it holds beyond it, and one.
+  return { slots: counted, at: ends[counted.length - limit.requests] as number };
 }

@@ -1,5 +1,6 @@
 import { STATUS_CODES } from "node:http";
 import { z } from "zod";
+import { cutDeep, MAX_ANSWER_DEPTH } from "../bounded-values.js";
 import { ApiError, errnoOf } from "../errors.js";
 import { collapse, redact, redactCutEdge } from "./redact.js";
 
@@ -110,7 +111,11 @@ export function bodyRequestId(json: unknown): string | undefined {
   return typeof id === "string" ? id : undefined;
 }
 
-/** A success answer's parsed JSON checked against `schema`. Throws ApiError naming what did not match. */
+/**
+ * A success answer's parsed JSON checked against `schema`, cut below MAX_ANSWER_DEPTH levels first: a
+ * value nested deeper is no platform's, and everything that walks an answer (schemas, comparisons, the
+ * state, plans) then walks a bounded one. Throws ApiError naming what did not match.
+ */
 export function parseAnswer<T>(
   schema: z.ZodType<T>,
   json: unknown,
@@ -121,7 +126,7 @@ export function parseAnswer<T>(
   if (json === NOT_JSON) {
     throw new ApiError(`${where} answered ${context.status} with a body that is not JSON${id}`, context);
   }
-  const parsed = schema.safeParse(json);
+  const parsed = schema.safeParse(cutDeep(json, MAX_ANSWER_DEPTH));
   if (parsed.success) return parsed.data;
   throw new ApiError(
     `${where} answered ${context.status} with an unexpected body${id}: ${z.prettifyError(parsed.error)}`,

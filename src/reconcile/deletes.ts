@@ -134,8 +134,7 @@ async function deleteOne(run: PassRun, id: string, limits: DeleteLimits): Promis
   const kept = isNone(remover)
     ? undefined
     : remover.kept?.(record, limits.keyIdOf(record.address?.organizationId));
-  if (kept || !request)
-    return orphan(run, id, record, kept ?? "its last manifest did not say how to delete it");
+  if (kept || !request) return orphan(run, id, record, kept ?? cannotDelete(record));
   const naming = namedBy(pass, kind, record.name);
   if (naming)
     return stop(
@@ -194,7 +193,7 @@ async function send(
   try {
     requestId = (await effects.send(request, { ...write, priority: "change" })).requestId;
   } catch (error) {
-    if (!(isApiError(error) && error.context.status === 404)) return failed(run, id, view, error);
+    if (!(isApiError(error) && error.context.status === 404)) return failed(run, id, error);
   }
   effects.record(id, undefined);
   try {
@@ -210,7 +209,7 @@ async function send(
   return { status, cause: "deleted", sent: [view], answered: true, shown: view, lifecycle: "delete" };
 }
 
-function failed(run: PassRun, id: string, view: PlanView, error: unknown): ResourceOutcome {
+function failed(run: PassRun, id: string, error: unknown): ResourceOutcome {
   if (isWriteRefusedError(error)) return stop(run.pass, id, error.verdict, error.message);
   const retry = !isApiError(error) || error.context.retryable;
   const outcome = stop(

@@ -1,5 +1,4 @@
 import { READY } from "../kinds/reverse-private-endpoint.js";
-import type { Manifest } from "../manifests/manifest.js";
 import type { PlannedRequest } from "../plan/types.js";
 import { member } from "../plan/values.js";
 import { type PlanView, viewOf } from "../plan/view.js";

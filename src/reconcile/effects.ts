@@ -1,5 +1,4 @@
 import type { KeyPair } from "../credentials.js";
-import type { Manifest } from "../manifests/manifest.js";
 import type { SecretTarget } from "../manifests/specs/api-key.js";
 import type { PlannedRequest } from "../plan/types.js";
 import type { Priority } from "../platform/budget.js";

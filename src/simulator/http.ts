@@ -19,7 +19,7 @@ import {
 } from "../platform/routes.js";
 import type { Logger } from "../telemetry/logger.js";
 import { CONSOLE_PREFIX } from "./console.js";
-import type { FaultBook } from "./faults.js";
+import { type FaultBook, isHostile } from "./faults.js";
 import type { RateDecision } from "./rate-limit.js";
 
 /**
@@ -44,7 +44,13 @@ export type RecordedRequest = {
   at: number;
 };
 
-export type Answer = { status: number; body?: unknown; headers?: Record<string, string> };
+export type Answer = {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** The body as JSON text, sent as it is: a hostile answer that JSON.stringify could not write. */
+  json?: string;
+};
 
 /**
  * A request the platform refuses (400, 403, 404, ...). Thrown by handlers and turned into the API's
@@ -289,8 +295,20 @@ async function serve<A extends Api, Caller>(
     if (fault.kind === "drop") request.socket.destroy();
     return;
   }
-  send(options, incoming, response, decide(options, incoming));
+  const answer = decide(options, incoming);
+  send(options, incoming, response, fault && isHostile(fault) ? hostile(options, fault, answer) : answer);
   options.onHandled?.(recorded.method);
+}
+
+/** A hostile answer (faults.ts): a 2xx JSON answer rewritten; any other answer goes out as it is. */
+function hostile<A extends Api, Caller>(
+  options: ApiServerOptions<A, Caller>,
+  fault: Parameters<FaultBook["rewrite"]>[0],
+  answer: Answer,
+): Answer {
+  const { status, body } = answer;
+  if (status < 200 || status >= 300 || typeof body !== "object" || body === null) return answer;
+  return { ...answer, json: options.faults.rewrite(fault, body) };
 }
 
 async function readIncoming<A extends Api, Caller>(
@@ -342,7 +360,8 @@ function send<A extends Api, Caller>(
   };
   if (requestId) headers["x-request-id"] = requestId;
   response.writeHead(answer.status, headers);
-  if (answer.body === undefined) response.end();
+  if (answer.json !== undefined) response.end(answer.json);
+  else if (answer.body === undefined) response.end();
   else response.end(text ? (answer.body as string) : JSON.stringify(answer.body));
 }
 

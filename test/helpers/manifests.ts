@@ -47,3 +47,13 @@ export function manifestOf(kind: Kind, name: string, spec: Record<string, unknow
     position,
   } as Manifest;
 }
+/** The YAML of the ApiKey "ci-deployer" that adopts the simulator's CI key as `name`; `extra`: more spec lines. */
+export const ciDeployerKey = (name: string, extra = "") => `apiVersion: driftless/v1
+kind: ApiKey
+metadata:
+  name: ci-deployer
+spec:
+  organizationId: ${ids.organizationId}
+  keyId: ${ids.ciDeployerKeyId}
+  name: ${name}
+${extra}`;

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   createBudget,
+  DAEMON_READ_HEADROOM,
   isHeldError,
   MANAGEMENT_BUDGET,
   OBSERVABILITY_BUDGET,
@@ -367,5 +368,44 @@ describe("rule: a budget needs at least one request in a positive window", () =>
     { requests: Number.NaN, windowMs: 1000 },
   ])("refuses %o", (options) => {
     expect(() => createBudget(options)).toThrow(RangeError);
+  });
+});
+
+describe("rule: reads hold at most what the read headroom leaves of a window", () => {
+  it("grants reads while they hold fewer than requests - readHeadroom; a burst of changes finds the rest free", async () => {
+    const budget = createBudget({ requests: 9, windowMs: 10_000, readHeadroom: 6 });
+    const reads = Array.from({ length: 5 }, () => budget.acquire("read"));
+    expect(await settled(reads)).toBe(3);
+
+    const changes = Array.from({ length: 6 }, () => budget.acquire("change"));
+    expect(await settled(changes)).toBe(6);
+
+    for (const release of await Promise.all(changes)) release();
+    await vi.advanceTimersByTimeAsync(5_000);
+    for (const release of await Promise.all(reads.slice(0, 3))) release();
+    // The changes' window ends: six slots are free, but the three reads still hold the reads' three.
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(await settled(reads)).toBe(3);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(await settled(reads)).toBe(5);
+  });
+
+  it("still grants reads their share while polls hold most of the window (they are not starved)", async () => {
+    const budget = createBudget({ requests: 9, windowMs: 10_000, readHeadroom: 6 });
+    const polls = Array.from({ length: 5 }, () => budget.acquire("poll"));
+    expect(await settled(polls)).toBe(5);
+
+    const reads = Array.from({ length: 4 }, () => budget.acquire("read"));
+
+    expect(await settled(reads)).toBe(3);
+  });
+
+  it("lets the daemon's reads take at most 3 of the management key's 9 and 30 of the token's 90", () => {
+    expect(MANAGEMENT_BUDGET.requests - DAEMON_READ_HEADROOM.management).toBe(3);
+    expect(OBSERVABILITY_BUDGET.requests - DAEMON_READ_HEADROOM.observability).toBe(30);
+  });
+
+  it("refuses a headroom that would leave reads nothing", () => {
+    expect(() => createBudget({ requests: 9, windowMs: 10_000, readHeadroom: 9 })).toThrow(RangeError);
   });
 });

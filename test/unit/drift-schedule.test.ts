@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { credentialOf, pickRound, type Readable } from "../../src/daemon/drift-schedule.js";
+import { credentialOf, pickRound, type Readable, readCapsOf } from "../../src/daemon/drift-schedule.js";
 
 /** Which resources a read round reads: round-robin per credential, a capped share per round. */
 
@@ -39,6 +39,24 @@ describe("pickRound", () => {
     expect(names(picked)).toEqual(["a", "b", "x", "d1"]);
     expect(credentialOf(board("d1"))).toBe("observability");
     expect(credentialOf(key("x", "org-b"))).toBe("management:org-b");
+  });
+
+  it("rule: organizations that share one management key share its cap", () => {
+    const all = [key("a"), key("b"), key("x", "org-b"), key("y", "org-b")];
+    const oneKey = (organization: string) => (organization === "org-c" ? "its own key" : "the single key");
+
+    const shared = pickRound(all, new Map(), caps, oneKey);
+    const apart = pickRound(all, new Map(), caps);
+
+    expect(names(shared.picked)).toEqual(["a", "b"]);
+    expect(names(apart.picked)).toEqual(["a", "b", "x", "y"]);
+    expect(credentialOf(key("x", "org-b"), oneKey)).toBe("management:the single key");
+  });
+
+  it("rule: a round holds what the budget grants reads over the spread part of the poll period, fewer as it shrinks", () => {
+    expect(readCapsOf(60_000)).toEqual({ management: 14, observability: 24 });
+    expect(readCapsOf(10_000)).toEqual({ management: 2, observability: 4 });
+    expect(readCapsOf(1_000)).toEqual({ management: 1, observability: 1 });
   });
 
   it("rule: a resource removed from git does not stop the cursor; a new one takes its place in order", () => {

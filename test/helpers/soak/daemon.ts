@@ -1,4 +1,4 @@
-import { type DaemonProcess, startDaemonProcess } from "../daemon-process.js";
+import { type DaemonProcess, type LogLine, startDaemonProcess } from "../daemon-process.js";
 import type { StatusBody } from "../daemon-run.js";
 
 /**
@@ -25,6 +25,9 @@ export class SoakDaemon {
   private outRead = 0;
   /** Output of ended daemons the secrets check has not read yet. */
   private pending = "";
+  /** How many of the running daemon's log lines the failures check has read, and those of ended ones it has not. */
+  private logsRead = 0;
+  private pendingLogs: LogLine[] = [];
   starts = 0;
   kills = 0;
 
@@ -42,6 +45,7 @@ export class SoakDaemon {
     this.process = await startDaemonProcess({ ...this.baseEnv(), ...extra }, START_MS);
     this.errRead = 0;
     this.outRead = 0;
+    this.logsRead = 0;
     this.starts += 1;
   }
 
@@ -52,6 +56,7 @@ export class SoakDaemon {
     if (signal === "SIGKILL") this.kills += 1;
     const code = await d.stop(signal, 60_000);
     this.pending += this.unread(d);
+    this.pendingLogs.push(...d.logs.slice(this.logsRead));
     this.past.push(d.stderr(), d.stdout());
     this.process = undefined;
     return code;
@@ -78,6 +83,15 @@ export class SoakDaemon {
   newOutput(): string {
     const fresh = this.pending + (this.process ? this.unread(this.process) : "");
     this.pending = "";
+    return fresh;
+  }
+
+  /** The log lines of every daemon that the last call did not return. */
+  newLogLines(): LogLine[] {
+    const logs = this.process?.logs ?? [];
+    const fresh = [...this.pendingLogs, ...logs.slice(this.logsRead)];
+    this.pendingLogs = [];
+    this.logsRead = logs.length;
     return fresh;
   }
 
@@ -127,11 +141,18 @@ export class SoakDaemon {
     return (await answer.json()) as SoakStatus;
   }
 
-  /** /status, /, /metrics and /healthz as text, for the secrets check. */
+  /**
+   * /status, /, /metrics, /healthz and /readyz as text, for the secrets check; throws when one does
+   * not answer, or answers other than 200 (/readyz: 503 before the first pass of a start).
+   */
   async pages(): Promise<Array<[string, string]>> {
     const pages: Array<[string, string]> = [];
     for (const path of ["/status", "/", "/metrics", "/healthz", "/readyz"]) {
-      pages.push([`the daemon's ${path}`, await (await this.get(path)).text()]);
+      const answer = await this.get(path);
+      const text = await answer.text();
+      const fine = answer.status === 200 || (path === "/readyz" && answer.status === 503);
+      if (!fine) throw new Error(`the daemon's GET ${path} answered ${answer.status}: ${text.slice(0, 500)}`);
+      pages.push([`the daemon's ${path}`, text]);
     }
     return pages;
   }

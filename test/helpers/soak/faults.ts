@@ -5,9 +5,10 @@ import { between, pick, type Random } from "./edits.js";
 
 /**
  * The faults the soak injects: the platform's (the simulator's `inject`: 429 and 503 with Retry-After,
- * answers dropped or left hanging, with and without the work done, latency) and the Kubernetes API's
- * (the fake API server's one fault slot: a write that lands without its answer, a write that fails,
- * slow reads). Each returns what it did, for the step list, and counts itself by kind.
+ * answers dropped or left hanging, with and without the work done, latency, and hostile answers: deep,
+ * huge, reordered or wrong-typed) and the Kubernetes API's (the fake API server's one fault slot: a
+ * write that lands without its answer, a write that fails, slow reads). Each returns what it did, for
+ * the step list, and counts itself by kind.
  */
 
 export const ENDPOINT_ROUTE =
@@ -36,6 +37,44 @@ const TARGETS: Array<Pick<PlatformFault, "api" | "method" | "route">> = [
   { api: "observability", method: "GET", route: "/api/v2/alerts/{id}" },
   { api: "observability" },
 ];
+
+const ORGANIZATION_ROUTE = "/v1/organizations/{organizationId}";
+const KEY_ROUTE = "/v1/organizations/{organizationId}/keys/{keyId}";
+const PIPE_ROUTE = "/v1/organizations/{organizationId}/services/{serviceId}/datapipes/{dataPipeId}";
+const DASHBOARD_ROUTE = "/api/v2/dashboards/{id}";
+
+/**
+ * Where a hostile answer may be aimed, and the field it rewrites: the reads (reads are on with the
+ * full contract; fields the soak's manifests state, or the answer's schema checks) and the polls, any
+ * of the four shapes; the answers of writes, only the shapes whose
+ * answer driftless still reads (deep is cut, reordered is the same answer): a write's answer of
+ * another type is a `terminal` failure by design (docs/operations.md: a URL that is not the
+ * platform's API), and a huge one would be kept whole in the state as the write's answer.
+ */
+const HOSTILE_TARGETS: Array<Pick<PlatformFault, "api" | "method" | "route" | "field"> & { writes?: true }> =
+  [
+    { api: "management", method: "GET", route: ORGANIZATION_ROUTE, field: "privateEndpoints" },
+    { api: "management", method: "GET", route: ORGANIZATION_ROUTE, field: "name" },
+    { api: "management", method: "GET", route: KEY_ROUTE, field: "ipAccessList" },
+    { api: "management", method: "GET", route: PIPE_ROUTE, field: "settings.streaming_max_insert_wait_ms" },
+    { api: "management", method: "GET", route: PIPE_ROUTE, field: "source.postgres.settings.pullBatchSize" },
+    { api: "management", method: "GET", route: PIPE_ROUTE, field: "source.postgres.tableMappings" },
+    { api: "management", method: "GET", route: ENDPOINT_ROUTE, field: "description" },
+    {
+      api: "management",
+      method: "GET",
+      route: "/v1/organizations/{organizationId}/services/{serviceId}/backups",
+      field: "finishedAt",
+    },
+    { api: "observability", method: "GET", route: DASHBOARD_ROUTE, field: "tiles" },
+    { api: "observability", method: "GET", route: DASHBOARD_ROUTE, field: "tags" },
+    { api: "observability", method: "GET", route: "/api/v2/alerts/{id}", field: "state" },
+    { api: "management", method: "PATCH", route: KEY_ROUTE, field: "ipAccessList", writes: true },
+    { api: "management", method: "PATCH", route: PIPE_ROUTE, field: "settings", writes: true },
+  ];
+
+const SHAPES = ["deep", "huge", "reordered", "wrong-type"] as const;
+const WRITE_SHAPES = ["deep", "reordered"] as const;
 
 export type FaultCounts = Record<string, number>;
 
@@ -79,6 +118,19 @@ export function injectPlatformFault(
   count(counts, `platform ${fault[0].replace(/ [\d.]+( ms)?$/, "")}`);
   sim.inject(fault[1]);
   return `platform fault: ${fault[0]} on ${where}`;
+}
+
+/**
+ * A hostile answer: one of the shapes (deep, huge, reordered, wrong-type), aimed at a read, a poll or
+ * a write's answer, for the next one to three matching answers.
+ */
+export function injectHostileAnswer(sim: Simulator, random: Random, counts: FaultCounts): string {
+  const { writes, ...target } = pick(random, HOSTILE_TARGETS) as (typeof HOSTILE_TARGETS)[number];
+  const kind = pick(random, writes ? WRITE_SHAPES : SHAPES) as (typeof SHAPES)[number];
+  const times = between(random, 1, 3);
+  count(counts, `hostile ${kind} answer`);
+  sim.inject({ ...target, kind, count: times });
+  return `hostile answer: ${kind} ${target.field} on ${target.api} ${target.method} ${target.route} ×${times}`;
 }
 
 /**

@@ -107,6 +107,8 @@ export class SoakRig {
       // Poll rounds load the state while passes save; a Kubernetes load is 513 reads, so every 2 s there.
       DRIFTLESS_POLL_SCHEDULE: this.source.store === "file" ? "* * * * * *" : "*/2 * * * * *",
       DRIFTLESS_REASSERT_SCHEDULE: "off",
+      // The published contract serves the reads: the read rounds then meet the hostile answers too.
+      DRIFTLESS_READS: this.sim.contract === "full" ? "on" : "off",
       DRIFTLESS_WEBHOOK_TOKEN: this.secret("webhook token"),
       DRIFTLESS_STATUS_TOKEN: this.secret("status token"),
       DRIFTLESS_NOTIFY_URL: this.notify.url,

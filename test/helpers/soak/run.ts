@@ -8,6 +8,7 @@ import { SoakDaemon } from "./daemon.js";
 import type { Random, StateFacts } from "./edits.js";
 import type { FaultCounts, LatencyBook } from "./faults.js";
 import {
+  checkFailures,
   checkNoDuplicateCreate,
   checkNoSecret,
   checkTileIds,
@@ -151,9 +152,10 @@ export class FaultSoak {
     this.daemon.checkAlive();
     const state = await this.loadRemembering();
     this.facts = factsOf(state);
-    checkNoDuplicateCreate(sim, this.world, this.allowances);
+    checkNoDuplicateCreate(sim, this.world, this.allowances, this.contract === "full");
     checkTileIds(sim, this.world, state, this.learnedTiles);
     checkNoSecret("the daemon's output", this.daemon.newOutput(), secrets);
+    checkFailures(this.daemon.newLogLines());
     for (const [where, text] of await stateTexts(source)) checkNoSecret(where, text, secrets);
     if (this.daemon.running) {
       for (const [where, text] of await this.daemon.pages()) checkNoSecret(where, text, secrets);

@@ -1,7 +1,12 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { driftlessAsync } from "../cli.js";
 import { between, editWorld, type Random } from "./edits.js";
-import { injectKubernetesFault, injectPlatformFault, injectRenameFault } from "./faults.js";
+import {
+  injectHostileAnswer,
+  injectKubernetesFault,
+  injectPlatformFault,
+  injectRenameFault,
+} from "./faults.js";
 import { checkNoSecret } from "./invariants.js";
 import { operateOnUnknown } from "./operator.js";
 import type { FaultSoak } from "./run.js";
@@ -19,6 +24,7 @@ const STEP_KINDS: Array<[string, number]> = [
   ["webhook", 3],
   ["kill", 9],
   ["platform", 20],
+  ["hostile", 12],
   ["kubernetes", 12],
   ["operator", 4],
   ["rotate", 3],
@@ -53,6 +59,8 @@ export async function performStep(soak: FaultSoak, random: Random): Promise<stri
       return kill(soak, random);
     case "platform":
       return injectPlatformFault(rig.sim, random, soak.counts, soak.latency);
+    case "hostile":
+      return injectHostileAnswer(rig.sim, random, soak.counts);
     case "kubernetes":
       return rig.fake ? injectKubernetesFault(rig.fake, random, soak.counts) : wait(random);
     case "operator":
