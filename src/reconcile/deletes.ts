@@ -205,6 +205,7 @@ async function send(
   const status = resultOf(record, "deleted", {
     message: "its manifest left git and its deletion policy is delete: the object was deleted",
     requestId,
+    lastAppliedAt: run.now.toISOString(),
   });
   return { status, cause: "deleted", sent: [view], answered: true, shown: view, lifecycle: "delete" };
 }
