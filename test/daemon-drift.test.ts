@@ -8,7 +8,7 @@ import { createPlatform, type Platform } from "../src/commands/platform.js";
 import { Config } from "../src/config.js";
 import { type Daemon, startDaemon } from "../src/daemon/daemon.js";
 import type { StatusDocument } from "../src/daemon/status-board.js";
-import { loadSettled } from "../src/manifests/load.js";
+import { loadRevision } from "../src/manifests/load.js";
 import type { DriftEvent } from "../src/notify/events.js";
 import type { Contract } from "../src/platform/routes.js";
 import { createReconciler } from "../src/reconcile/engine.js";
@@ -166,7 +166,7 @@ async function start(options: {
         logger,
         managementKeyId: platform.managementKeyId,
       }),
-      loadManifests: async () => (await loadSettled(folder)).manifests,
+      loadManifests: async () => (await loadRevision(folder)).manifests,
       tileIdsOf: (name) => saved.tileIdsOf(name),
       records: () => saved.records(),
       platform: platform.client,

@@ -81,7 +81,7 @@ async function start(options: {
       pollSchedule: "off",
       reassertSchedule: "off",
       ...(options.webhookToken ? { webhookToken: { value: options.webhookToken } } : {}),
-      settleMs: 150,
+      quietMs: 150,
     },
     reconciler,
     leadership: options.leadership ?? soleLeader(),

@@ -2,7 +2,7 @@ import { cp } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createPlatform } from "../src/commands/platform.js";
-import { loadSettled } from "../src/manifests/load.js";
+import { loadRevision } from "../src/manifests/load.js";
 import { createRead } from "../src/platform/client.js";
 import { contextOfRecords, readAndCompare } from "../src/reconcile/plan-drift.js";
 import { resourceId } from "../src/resources.js";
@@ -42,7 +42,7 @@ describe("reads after an apply of examples/ against the full contract", () => {
     let read = 0;
     try {
       const context = contextOfRecords(state.resources, new Date());
-      for (const manifest of (await loadSettled(w.manifests)).manifests) {
+      for (const manifest of (await loadRevision(w.manifests)).manifests) {
         const record = state.resources[resourceId(manifest)];
         const found = await readAndCompare(createRead(platform.client), manifest, record, context);
         if (!found) continue;

@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Registry } from "prom-client";
 import { afterEach, expect, it } from "vitest";
-import { DriftReader } from "../src/daemon/drift-reads.js";
+import { ReadRounds } from "../src/daemon/drift-reads.js";
 import { periodOf } from "../src/daemon/schedules.js";
-import { loadSettled } from "../src/manifests/load.js";
+import { loadRevision } from "../src/manifests/load.js";
 import type { PlatformClient } from "../src/platform/client.js";
 import { createLogger } from "../src/telemetry/logger.js";
 import { createMetrics } from "../src/telemetry/metrics.js";
@@ -36,7 +36,7 @@ spec:
 `,
     );
   }
-  return (await loadSettled(root)).manifests.map((manifest) => ({ manifest, lastAppliedAt: undefined }));
+  return (await loadRevision(root)).manifests.map((manifest) => ({ manifest, lastAppliedAt: undefined }));
 }
 
 /** A platform whose reads answer at once, noting the virtual time each was sent at. */
@@ -57,7 +57,7 @@ function virtualWorld() {
 }
 
 const reader = (world: ReturnType<typeof virtualWorld>, spreadMs?: number) =>
-  new DriftReader({
+  new ReadRounds({
     platform: world.platform,
     metrics: createMetrics(new Registry(), { defaultMetrics: false }),
     logger: createLogger("silent"),

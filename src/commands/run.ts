@@ -5,7 +5,7 @@ import { Suspension } from "../daemon/suspension.js";
 import { parseDuration } from "../duration.js";
 import { leaderOnlyStore } from "../leader/leader-only-store.js";
 import { type Leadership, soleLeader } from "../leader/leadership.js";
-import { loadSettled } from "../manifests/load.js";
+import { loadRevision } from "../manifests/load.js";
 import { createParseCache } from "../manifests/read-file.js";
 import { createNotifier, type Notifier } from "../notify/notifier.js";
 import { VERSION } from "../package.js";
@@ -178,7 +178,7 @@ function daemonDeps(
     budget: platform.budgets,
     leadership,
     allowCreate: config.allowCreate,
-    loadManifests: async () => (await loadSettled(config.manifests, { cache: parseCache })).manifests,
+    loadManifests: async () => (await loadRevision(config.manifests, { cache: parseCache })).manifests,
     tileIdsOf: (dashboard) => saved.tileIdsOf(dashboard),
     records: () => saved.records(),
     keyOf: platform.keyOf,

@@ -1,7 +1,7 @@
 import type { Config } from "../config.js";
 import { secretProblems } from "../manifests/check-secrets.js";
 import { manifestId } from "../manifests/identity.js";
-import { loadSettled, type ManifestSet } from "../manifests/load.js";
+import { loadRevision, type ManifestSet } from "../manifests/load.js";
 import type { Manifest } from "../manifests/manifest.js";
 import { formatProblem, type Problem, sortProblems } from "../manifests/problem.js";
 import type { Contract } from "../platform/routes.js";
@@ -19,7 +19,7 @@ export async function validateCommand(
   options: { output: OutputFormat; resolveSecrets: boolean; contract?: Contract },
   io: Io,
 ): Promise<number> {
-  const set = await loadSettled(config.manifests);
+  const set = await loadRevision(config.manifests);
 
   // Checks of the manifests that loaded valid: each problem they find makes its manifest invalid.
   const more: Problem[] = [];

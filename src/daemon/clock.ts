@@ -1,5 +1,5 @@
 /**
- * The time the pass loop decides on: when a burst of changes has settled and when a resource's retry is
+ * The time the pass loop decides on: when a burst of changes has gone quiet and when a resource's retry is
  * due. Passed in so that tests can let time pass at will instead of waiting for it.
  */
 export type Clock = {

@@ -12,7 +12,7 @@ import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { PassMetrics } from "../telemetry/pass-metrics.js";
 import type { Clock } from "./clock.js";
-import { DriftReader } from "./drift-reads.js";
+import { ReadRounds } from "./drift-reads.js";
 import { DEFAULT_READ_CAPS, type KeyOf, READ_SPREAD, type ReadCaps, readCapsOf } from "./drift-schedule.js";
 import {
   type HttpServer,
@@ -42,7 +42,7 @@ export type DaemonSettings = {
   /** Bearer token GET /status requires; unset: /status is open. */
   statusToken?: Credential;
   /** Quiet time a burst of file events waits before its pass; unset: the pass loop's default. */
-  settleMs?: number;
+  quietMs?: number;
   /** Time-outs and caps of the HTTP server; unset: its defaults. */
   httpLimits?: Partial<HttpServerLimits>;
   /** Alert states in which driftless_alert_firing is 1 (any case); unset: the setting's default. */
@@ -113,7 +113,7 @@ export type Daemon = {
  */
 export async function startDaemon(deps: DaemonDeps): Promise<Daemon> {
   let loop: PassLoop | undefined;
-  const reader = deps.settings.reads === "on" ? createReader(deps, () => parts) : undefined;
+  const reader = deps.settings.reads === "on" ? createReadRounds(deps, () => parts) : undefined;
   const parts: Parts = {
     board: new StatusBoard(reader),
     passMetrics: new PassMetrics(deps.metrics),
@@ -164,22 +164,22 @@ type Parts = {
   passMetrics: PassMetrics;
   suspension: Suspension;
   waiters: PassWaiters;
-  reader?: DriftReader;
+  reader?: ReadRounds;
 };
 
 /**
  * The read rounds' reader: a drift found is told (webhook); the round then asks for a pass that
  * re-sends the drifts to correct (after changes from git: a re-sent request waits at the poll priority).
  */
-function createReader(deps: DaemonDeps, parts: () => Parts): DriftReader {
+function createReadRounds(deps: DaemonDeps, parts: () => Parts): ReadRounds {
   // No schedule (rounds only on demand): a minute's caps, all at once.
   const period = periodOf(deps.settings.pollSchedule);
-  return new DriftReader({
+  return new ReadRounds({
     platform: deps.platform,
     metrics: deps.metrics,
     logger: deps.logger,
     records: deps.records ?? (async () => ({})),
-    // A round's reads are spread over most of the poll period (see DriftReaderDeps.spreadMs), ending
+    // A round's reads are spread over most of the poll period (see ReadRoundsDeps.spreadMs), ending
     // before the next round is due, and are as many as the budget grants reads over that time.
     caps: deps.settings.readCaps ?? (period ? readCapsOf(period) : DEFAULT_READ_CAPS),
     ...(deps.keyOf ? { keyOf: deps.keyOf } : {}),
@@ -283,7 +283,7 @@ function joined<T>(run: () => Promise<T>): () => Promise<T> {
 function readRoundOf(
   { leadership }: DaemonDeps,
   { board, passMetrics }: Parts,
-  reader: DriftReader,
+  reader: ReadRounds,
   loop: () => PassLoop | undefined,
   manifests: () => Promise<readonly Manifest[]>,
   signal: AbortSignal,
@@ -328,7 +328,7 @@ function createPassLoop(
     leadership,
     logger: deps.logger,
     currentRevision,
-    ...(deps.settings.settleMs !== undefined ? { settleMs: deps.settings.settleMs } : {}),
+    ...(deps.settings.quietMs !== undefined ? { quietMs: deps.settings.quietMs } : {}),
     ...(deps.allowCreate ? { allowCreate: deps.allowCreate } : {}),
     ...(deps.clock ? { clock: deps.clock } : {}),
     isSuperseded,

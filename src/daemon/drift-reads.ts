@@ -60,7 +60,7 @@ export type Verification = {
   driftDigest?: string;
 };
 
-export type DriftReaderDeps = {
+export type ReadRoundsDeps = {
   /**
    * The records as last loaded or saved (SavedRecords): a read needs a resource's own (a dashboard's tile
    * ids, an endpoint's server id) and those of the resources it names (a pipe's endpoints).
@@ -99,11 +99,11 @@ export type SyncedResource = { manifest: Manifest; lastAppliedAt: string | undef
 /** Whether a kind is read for drift: the kinds driftless writes. */
 const readable = (manifest: Manifest): boolean => !isNone(observeOf(manifest.kind));
 
-export class DriftReader {
+export class ReadRounds {
   private cursors = new Map<string, string>();
   private found = new Map<string, Verification>();
 
-  constructor(private readonly deps: DriftReaderDeps) {}
+  constructor(private readonly deps: ReadRoundsDeps) {}
 
   /** What the reads know of resource `id` (`Kind/name`). */
   verification(id: string): Verification | undefined {

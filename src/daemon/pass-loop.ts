@@ -15,7 +15,7 @@ const MAX_SUPERSEDED = 3;
 
 export type PassRequest = {
   trigger: Trigger;
-  /** Start without waiting for the burst to settle (webhook, schedule, retry). */
+  /** Start without waiting for the burst to go quiet (webhook, schedule, retry). */
   immediate?: boolean;
   /** Re-send unchanged resources too (the periodic re-assertion). */
   reassert?: boolean;
@@ -38,11 +38,11 @@ export type PassLoopDeps = {
   /** Called when a pass throws (not superseded). */
   onPassError: (error: unknown) => void;
   /** Quiet time a watch trigger waits for more triggers; default 150 ms. */
-  settleMs?: number;
+  quietMs?: number;
   /** Longest a burst of watch triggers can hold a pass back; default 1 s. */
-  maxSettleMs?: number;
+  maxQuietMs?: number;
   backoff?: Backoff;
-  /** The time of the settle waits and the retries; default the system's. */
+  /** The time of the quiet waits and the retries; default the system's. */
   clock?: Clock;
   /**
    * Resources allowed one new create attempt (DRIFTLESS_ALLOW_CREATE), given to every pass: the engine
@@ -53,7 +53,7 @@ export type PassLoopDeps = {
 
 /**
  * Runs reconcile passes one at a time and decides when the next one starts. Triggers coalesce: a burst
- * of watch events waits until the source is quiet for `settleMs` (at most `maxSettleMs`), and any number
+ * of watch events waits until the source is quiet for `quietMs` (at most `maxQuietMs`), and any number
  * of triggers during a running pass make exactly one more pass after it, which reads the newest
  * revision. Failed resources are retried by a whole pass at their backoff time. Only the leader passes;
  * losing leadership aborts the running pass.
@@ -67,8 +67,8 @@ export class PassLoop {
   private abort: AbortController | undefined;
   private pending: PassRequest | undefined;
   private pendingSince = 0;
-  /** Set while a settle wait is armed: cancels it. */
-  private cancelSettle: (() => void) | undefined;
+  /** Set while a quiet wait is armed: cancels it. */
+  private cancelQuiet: (() => void) | undefined;
   /** Set while a retry is armed: cancels it. */
   private cancelRetry: (() => void) | undefined;
   private stopped = false;
@@ -78,16 +78,16 @@ export class PassLoop {
   private lastStatuses = new Map<string, ResourceStatus>();
   private readonly backoff: Backoff;
   private readonly clock: Clock;
-  private readonly settleMs: number;
-  private readonly maxSettleMs: number;
+  private readonly quietMs: number;
+  private readonly maxQuietMs: number;
   private readonly removeLeaderListener: () => void;
 
   constructor(private readonly deps: PassLoopDeps) {
     this.backoff = deps.backoff ?? new Backoff();
     this.clock = deps.clock ?? systemClock;
     this.allowCreate = deps.allowCreate ?? [];
-    this.settleMs = deps.settleMs ?? 150;
-    this.maxSettleMs = deps.maxSettleMs ?? 1_000;
+    this.quietMs = deps.quietMs ?? 150;
+    this.maxQuietMs = deps.maxQuietMs ?? 1_000;
     this.removeLeaderListener = deps.leadership.onChange((leader) => {
       if (!leader) this.abort?.abort(new Error("leadership lost"));
       else this.request({ trigger: "leader", immediate: true });
@@ -102,7 +102,7 @@ export class PassLoop {
     this.pending = this.merge(this.pending, request);
     if (this.running) return;
     if (this.pending.immediate) this.startNow();
-    else this.settle();
+    else this.awaitQuiet();
   }
 
   /**
@@ -122,8 +122,8 @@ export class PassLoop {
 
   /** Resolves when no pass runs and none is waiting to start. */
   async idle(): Promise<void> {
-    while (this.running || this.cancelSettle) {
-      await (this.running ?? new Promise((resolve) => setTimeout(resolve, this.settleMs)));
+    while (this.running || this.cancelQuiet) {
+      await (this.running ?? new Promise((resolve) => setTimeout(resolve, this.quietMs)));
     }
   }
 
@@ -134,9 +134,9 @@ export class PassLoop {
   async stop(graceMs: number): Promise<boolean> {
     this.stopped = true;
     this.removeLeaderListener();
-    this.cancelSettle?.();
+    this.cancelQuiet?.();
     this.cancelRetry?.();
-    this.cancelSettle = this.cancelRetry = undefined;
+    this.cancelQuiet = this.cancelRetry = undefined;
     this.pending = undefined;
     if (!this.running) return true;
     this.abort?.abort(new Error("shutting down"));
@@ -174,20 +174,20 @@ export class PassLoop {
     };
   }
 
-  /** (Re)arms the settle timer: fire after a quiet `settleMs`, but no later than `maxSettleMs`. */
-  private settle(): void {
-    this.cancelSettle?.();
+  /** (Re)arms the quiet timer: fire after a quiet `quietMs`, but no later than `maxQuietMs`. */
+  private awaitQuiet(): void {
+    this.cancelQuiet?.();
     const waited = this.clock.now() - this.pendingSince;
-    const delay = Math.max(0, Math.min(this.settleMs, this.maxSettleMs - waited));
-    this.cancelSettle = this.clock.after(delay, () => {
-      this.cancelSettle = undefined;
+    const delay = Math.max(0, Math.min(this.quietMs, this.maxQuietMs - waited));
+    this.cancelQuiet = this.clock.after(delay, () => {
+      this.cancelQuiet = undefined;
       this.startNow();
     });
   }
 
   private startNow(): void {
-    this.cancelSettle?.();
-    this.cancelSettle = undefined;
+    this.cancelQuiet?.();
+    this.cancelQuiet = undefined;
     const request = this.pending;
     this.pending = undefined;
     if (!request || this.stopped || !this.deps.leadership.isLeader()) return;

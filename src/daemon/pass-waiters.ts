@@ -20,7 +20,7 @@ export class PassWaiters {
       const waiter: Waiter = {
         after,
         resolve,
-        timer: setTimeout(() => this.settle(waiter, undefined), timeoutMs),
+        timer: setTimeout(() => this.release(waiter, undefined), timeoutMs),
       };
       this.waiting.add(waiter);
     });
@@ -28,15 +28,15 @@ export class PassWaiters {
 
   /** Pass number `pass` ended: answers every request made before it started. */
   ended(pass: number, end: PassEnd): void {
-    for (const waiter of this.waiting) if (waiter.after < pass) this.settle(waiter, end);
+    for (const waiter of this.waiting) if (waiter.after < pass) this.release(waiter, end);
   }
 
   /** The daemon stops: every request still waiting is answered with undefined. */
   close(): void {
-    for (const waiter of this.waiting) this.settle(waiter, undefined);
+    for (const waiter of this.waiting) this.release(waiter, undefined);
   }
 
-  private settle(waiter: Waiter, end: PassEnd | undefined): void {
+  private release(waiter: Waiter, end: PassEnd | undefined): void {
     clearTimeout(waiter.timer);
     this.waiting.delete(waiter);
     waiter.resolve(end);

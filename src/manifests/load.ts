@@ -43,7 +43,7 @@ export const DEFAULT_MAX_FILE_BYTES = MAX_MANIFEST_BYTES;
  * `loadManifests` until a read is not superseded (a git-sync swap during the read), at most three
  * reads. Throws SupersededError when every read was, so a pass never works from a mix of revisions.
  */
-export async function loadSettled(dir: string, options: LoadOptions = {}): Promise<ManifestSet> {
+export async function loadRevision(dir: string, options: LoadOptions = {}): Promise<ManifestSet> {
   for (let read = 1; ; read++) {
     const set = await loadManifests(dir, options);
     if (!set.superseded) return set;

@@ -244,22 +244,22 @@ export function createBudget(options: BudgetOptions): Budget {
     acquire(priority, { signal, deadlineMs = Number.POSITIVE_INFINITY, onWait } = {}) {
       if (signal?.aborted) return Promise.reject(signal.reason);
       return new Promise<Release>((resolve, reject) => {
-        let settled = false;
-        const settle = {
+        let done = false;
+        const outcome = {
           resolve: (release: Release) => {
-            settled = true;
+            done = true;
             resolve(release);
           },
           reject: (reason: unknown) => {
-            settled = true;
+            done = true;
             reject(reason);
           },
           deadline: now() + deadlineMs,
         };
         const ahead = countWaiting(queues);
-        queues[priority].push(waiterOf(queues[priority], settle, signal, pump));
+        queues[priority].push(waiterOf(queues[priority], outcome, signal, pump));
         pump();
-        if (!settled) {
+        if (!done) {
           const at = now();
           onWait?.(waitOf(freeFor(priority, at), held, at, windowMs, ahead));
         }
@@ -320,11 +320,11 @@ type Queues = Record<Priority, Waiter[]>;
  */
 function waiterOf(
   queue: Waiter[],
-  settle: Pick<Waiter, "resolve" | "reject" | "deadline">,
+  outcome: Pick<Waiter, "resolve" | "reject" | "deadline">,
   signal: AbortSignal | undefined,
   pump: () => void,
 ): Waiter {
-  const waiter: Waiter = { ...settle, signal };
+  const waiter: Waiter = { ...outcome, signal };
   if (!signal) return waiter;
   waiter.onAbort = () => {
     const index = queue.indexOf(waiter);

@@ -1,7 +1,7 @@
 import { createOf, phaseOf } from "../kinds/index.js";
 import { isNone, PHASES, type Phase, type PlanContext } from "../kinds/kind.js";
 import { manifestId } from "../manifests/identity.js";
-import { loadSettled, type ManifestSet } from "../manifests/load.js";
+import { loadRevision, type ManifestSet } from "../manifests/load.js";
 import type { Manifest } from "../manifests/manifest.js";
 import type { Problem } from "../manifests/problem.js";
 import type { SecretSources } from "../manifests/secrets.js";
@@ -40,7 +40,7 @@ export async function startPass(deps: EngineDeps): Promise<Pass> {
   // The state first: of two manifests addressing one object, the one it has a record of keeps it.
   const state = await deps.store.load();
   const existing = (m: Manifest) => state.resources[manifestId(m)] !== undefined;
-  const set = await loadSettled(deps.manifests, { cache: deps.parseCache, existing });
+  const set = await loadRevision(deps.manifests, { cache: deps.parseCache, existing });
   return passOf(set, state, deps.now?.() ?? new Date(), deps.secretKey?.() ?? state.salt);
 }
 

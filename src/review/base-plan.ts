@@ -1,4 +1,4 @@
-import { loadSettled, type ManifestSet } from "../manifests/load.js";
+import { loadRevision, type ManifestSet } from "../manifests/load.js";
 import type { Manifest } from "../manifests/manifest.js";
 import type { Problem } from "../manifests/problem.js";
 import { createParseCache } from "../manifests/read-file.js";
@@ -41,7 +41,7 @@ export async function planAgainstBase(
   const base = await loadBase(baseRef, dir, cache);
   // Of two head manifests addressing one object, the one the base already had keeps it.
   const known = new Set(base.manifests.map(resourceId));
-  const head = await loadSettled(dir, { existing: (m) => known.has(resourceId(m)), cache });
+  const head = await loadRevision(dir, { existing: (m) => known.has(resourceId(m)), cache });
   const log = createLogger("silent");
   // What driftless would hold once it had applied the base: the base applied to nothing, dry.
   const basePass = passOf(base, emptyState(), now);

@@ -5,7 +5,7 @@ import { ConfigError } from "../errors.js";
 import {
   checkedDocuments,
   DEFAULT_MAX_FILE_BYTES,
-  loadSettled,
+  loadRevision,
   type ManifestSet,
 } from "../manifests/load.js";
 import { DEFAULT_PARSE_LIMITS, parseManifestFile } from "../manifests/parse.js";
@@ -66,7 +66,7 @@ export async function loadBase(base: string, dir: string, cache?: ParseCache): P
   if (!(await isFolder(base))) {
     throw new ConfigError(`plan --base ${base}: no such folder (a base written as a path is a folder)`);
   }
-  return { ...(await loadSettled(base, { cache })), ref: base, folder: base };
+  return { ...(await loadRevision(base, { cache })), ref: base, folder: base };
 }
 
 const isFolder = (path: string) =>

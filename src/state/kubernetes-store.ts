@@ -132,7 +132,7 @@ class KubernetesStateStore {
 
   async load(): Promise<State> {
     this.open();
-    // A load waits for this store's own saves: what it knows of the Secrets is settled by then.
+    // A load waits for this store's own saves: what it knows of the Secrets is final by then.
     await this.writes;
     const began = this.ledger.generation;
     const meta = await this.writer.read(this.name);

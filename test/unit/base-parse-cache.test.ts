@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { loadSettled, type ManifestSet } from "../../src/manifests/load.js";
+import { loadRevision, type ManifestSet } from "../../src/manifests/load.js";
 import { createParseCache } from "../../src/manifests/read-file.js";
 import { loadBase } from "../../src/review/git-manifests.js";
 
@@ -46,13 +46,13 @@ describe("plan --base's two reads", () => {
     const cache = createParseCache();
 
     const base = await loadBase("HEAD", manifests, cache);
-    const head = await loadSettled(manifests, { cache });
+    const head = await loadRevision(manifests, { cache });
 
     const byName = (set: ManifestSet, name: string) => set.manifests.find((m) => m.name === name);
     expect(head.manifests).toHaveLength(2);
     expect(byName(head, "same")).toBe(byName(base, "same"));
     expect(byName(head, "changed")).not.toBe(byName(base, "changed"));
     expect(byName(head, "changed")?.spec).toMatchObject({ name: "deploy-2" });
-    expect(head.manifests).toEqual((await loadSettled(manifests)).manifests);
+    expect(head.manifests).toEqual((await loadRevision(manifests)).manifests);
   });
 });
