@@ -2,6 +2,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { renderPlan } from "../src/plan/render.js";
+import { keyHashes } from "../src/platform/management.js";
 import type { PlanReport } from "../src/reconcile/engine.js";
 import { renderMarkdown } from "../src/review/markdown.js";
 import { type EngineWorld, header, ids, startEngineWorld } from "./helpers/engine-world.js";
@@ -142,14 +143,16 @@ describe("secret canary: an API key driftless creates", () => {
     const updated = await world.apply({}, wiring);
 
     const pair = JSON.parse(await readFile(join(keySecretsDir, "reporting-key"), "utf8"));
+    expect(renderPlan(changed.resources, changed.problems)).toContain("roles");
+    expect(world.logs.length).toBeGreaterThan(0);
+    const { keySecretHash } = keyHashes(pair.keyId, pair.keySecret);
+    expect(`${stateWhileUnknown}${await world.stateFolderText()}`).not.toContain(keySecretHash);
+    expect(stateWhileUnknown).not.toContain(pair.keySecret);
     expect([lost, settled, updated].map((r) => r.statuses[0]?.status)).toEqual([
       "Unknown",
       "Synced",
       "Synced",
     ]);
-    expect(renderPlan(changed.resources, changed.problems)).toContain("roles");
-    expect(world.logs.length).toBeGreaterThan(0);
-    expect(stateWhileUnknown).not.toContain(pair.keySecret);
     const shown = [
       shownPlan(before),
       shownPlan(changed),
