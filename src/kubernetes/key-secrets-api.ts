@@ -79,6 +79,12 @@ export function kubernetesSecretsApi(
     await core.replaceNamespacedSecret({ name, namespace, body, fieldManager: "driftless" }, request());
   }
 
+  /** Whether Secret `name` holds `data`: a write whose answer was lost landed. */
+  async function holds(name: string, data: Record<string, string>): Promise<boolean> {
+    const now = await read(name).catch(() => undefined);
+    return now !== undefined && Object.entries(data).every(([key, value]) => now.data[key] === value);
+  }
+
   return {
     namespace,
     close,
@@ -95,11 +101,6 @@ export function kubernetesSecretsApi(
       }
     },
   };
-
-  async function holds(name: string, data: Record<string, string>): Promise<boolean> {
-    const now = await read(name).catch(() => undefined);
-    return now !== undefined && Object.entries(data).every(([key, value]) => now.data[key] === value);
-  }
 }
 
 /** A Secret's data, decoded. */
