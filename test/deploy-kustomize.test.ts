@@ -1,8 +1,17 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 
 /**
@@ -13,9 +22,46 @@ import { parseAllDocuments } from "yaml";
 
 const repo = fileURLToPath(new URL("..", import.meta.url));
 const overlays = join(repo, "deploy/overlays");
+
+/**
+ * Installations a user makes of an overlay and components (docs/kubernetes.md), in a folder of their
+ * own: the key-secrets component over the one-replica example, and over the HA overlay.
+ */
+const installations = mkdtempSync(join(tmpdir(), "driftless-installations-"));
+afterAll(() => rmSync(installations, { recursive: true, force: true }));
+function installation(name: string, overlay: string, components: string[]): string {
+  const dir = join(installations, name);
+  mkdirSync(dir);
+  const path = (inRepo: string) => relative(dir, join(repo, inRepo));
+  writeFileSync(
+    join(dir, "kustomization.yaml"),
+    [
+      "apiVersion: kustomize.config.k8s.io/v1beta1",
+      "kind: Kustomization",
+      "namespace: driftless",
+      `resources: [${path(overlay)}]`,
+      `components: [${components.map(path).join(", ")}]`,
+      "",
+    ].join("\n"),
+  );
+  return dir;
+}
+const withKeySecrets = {
+  base: installation("key-secrets", "deploy/overlays/example", [
+    "deploy/components/key-secrets",
+    "deploy/components/labels",
+  ]),
+  ha: installation("ha-key-secrets", "deploy/overlays/ha", [
+    "deploy/components/key-secrets",
+    "deploy/components/labels",
+  ]),
+};
+
 const kustomizations = [
   "deploy/base",
   ...(existsSync(overlays) ? readdirSync(overlays).map((name) => `deploy/overlays/${name}`) : []),
+  withKeySecrets.base,
+  withKeySecrets.ha,
 ];
 
 type K8sObject = {
@@ -30,11 +76,14 @@ const version = (JSON.parse(readFileSync(join(repo, "package.json"), "utf8")) as
 type Rendered = { status: number | null; stderr: string; objects: K8sObject[] };
 const rendered = new Map<string, Rendered>();
 
-/** `kubectl kustomize` of `dir`, once per file: the HA overlay's 530 objects take kustomize seconds. */
+/**
+ * `kubectl kustomize` of `dir` (in the repository, or an installation's absolute path), once per file:
+ * the HA overlay's 530 objects take kustomize seconds.
+ */
 function render(dir: string): Rendered {
   const known = rendered.get(dir);
   if (known) return known;
-  const result = spawnSync("kubectl", ["kustomize", join(repo, dir)], { encoding: "utf8" });
+  const result = spawnSync("kubectl", ["kustomize", resolve(repo, dir)], { encoding: "utf8" });
   if (result.error) throw new Error(`kubectl is needed to render deploy/: ${result.error.message}`);
   const objects = parseAllDocuments(result.stdout).map((doc) => doc.toJS() as K8sObject);
   const made = { status: result.status, stderr: result.stderr, objects };
@@ -88,7 +137,11 @@ function missingPaths(original: unknown, kept: unknown, path: string): string[] 
   );
 }
 
-describe.each(kustomizations)("%s", (dir) => {
+/** How a kustomization is named in test names: its folder in the repository, or the installation's name. */
+const shown = (dir: string) =>
+  dir.startsWith(installations) ? `an installation: ${relative(installations, dir)}` : dir;
+
+describe.each(kustomizations.map((dir) => [shown(dir), dir]))("%s", (_, dir) => {
   it("renders with kubectl kustomize", () => {
     const { status, stderr, objects } = render(dir);
 
@@ -470,5 +523,81 @@ describe("the HA overlay", () => {
     expect(state.filter((o) => o.kind === "Lease").map((o) => o.metadata.name)).toEqual(["driftless-leader"]);
     expect(state.filter((o) => o.kind === "Secret")).toHaveLength(513);
     expect(state.filter((o) => "data" in o || "spec" in o)).toEqual([]);
+  });
+});
+
+type Rule = { apiGroups: string[]; resources: string[]; resourceNames?: string[]; verbs: string[] };
+type Role = K8sObject & { rules: Rule[] };
+
+describe.each([
+  ["the one-replica example", withKeySecrets.base, "deploy/overlays/example"],
+  ["the HA overlay", withKeySecrets.ha, "deploy/overlays/ha"],
+])("the key-secrets component over %s", (_, dir, overlay) => {
+  const keySecrets = () =>
+    installationOf(dir).objects.filter(
+      (o) => o.kind === "Secret" && o.metadata.labels?.["app.kubernetes.io/component"] === "key-secrets",
+    );
+
+  it("lets driftless's account get and update exactly the key Secrets it creates empty, and nothing more", () => {
+    const { objects, deployment } = installationOf(dir);
+    const roles = objects.filter((o) => o.kind === "Role") as Role[];
+    const role = roles.find((r) => r.metadata.name === "driftless-key-secrets");
+    const binding = objects.find(
+      (o) => o.kind === "RoleBinding" && o.metadata.name === "driftless-key-secrets",
+    ) as K8sObject & { roleRef: { kind: string; name: string }; subjects: unknown[] };
+    const pod = deployment.spec.template.spec as PodSpec & { serviceAccountName: string };
+    const namespace = (deployment.metadata as { namespace?: string }).namespace;
+    const names = keySecrets().map((o) => o.metadata.name);
+
+    expect(names.length).toBeGreaterThan(0);
+    expect(role?.rules).toEqual([
+      { apiGroups: [""], resources: ["secrets"], resourceNames: names, verbs: ["get", "update"] },
+    ]);
+    expect(binding.roleRef).toEqual({
+      apiGroup: "rbac.authorization.k8s.io",
+      kind: "Role",
+      name: "driftless-key-secrets",
+    });
+    expect(binding.subjects).toEqual([{ kind: "ServiceAccount", name: pod.serviceAccountName, namespace }]);
+    // RBAC cannot limit create, list or delete to names: no Role of the installation grants them.
+    const verbs = roles.flatMap((r) => r.rules.flatMap((rule) => rule.verbs));
+    expect(verbs.filter((verb) => !["get", "update"].includes(verb))).toEqual([]);
+    expect(roles.flatMap((r) => r.rules).filter((rule) => !rule.resourceNames?.length)).toEqual([]);
+  });
+
+  it("creates the key Secrets empty, kept from a GitOps tool's prune: driftless fills them", () => {
+    const secrets = keySecrets();
+
+    expect(secrets.filter((o) => "data" in o || "stringData" in o)).toEqual([]);
+    for (const secret of secrets)
+      expect(secret.metadata).toMatchObject({
+        annotations: {
+          "argocd.argoproj.io/sync-options": "Prune=false,Delete=false",
+          "kustomize.toolkit.fluxcd.io/prune": "disabled",
+        },
+      });
+  });
+
+  it("mounts the service account token the base leaves out, and lets the pod reach the API server", () => {
+    const { objects, pod } = installationOf(dir);
+    const egress = (objects.filter((o) => o.kind === "NetworkPolicy") as NetworkPolicy[]).flatMap(
+      (p) => p.spec.egress ?? [],
+    );
+
+    expect(
+      (installationOf("deploy/overlays/example").pod as { automountServiceAccountToken?: boolean })
+        .automountServiceAccountToken,
+    ).toBe(false);
+    expect((pod as { automountServiceAccountToken?: boolean }).automountServiceAccountToken).toBe(true);
+    expect(openPorts(egress, {})).toContain("6443/TCP");
+  });
+
+  it("adds to the overlay's Roles without widening them", () => {
+    const before = installationOf(overlay).objects.filter((o) => o.kind === "Role");
+    const after = installationOf(dir).objects.filter(
+      (o) => o.kind === "Role" && o.metadata.name !== "driftless-key-secrets",
+    );
+
+    expect(after).toEqual(before);
   });
 });

@@ -1,7 +1,10 @@
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { renderPlan } from "../src/plan/render.js";
+import { keyHashes } from "../src/platform/management.js";
+import type { PlanReport } from "../src/reconcile/engine.js";
+import { renderMarkdown } from "../src/review/markdown.js";
 import { type EngineWorld, header, ids, startEngineWorld } from "./helpers/engine-world.js";
 import { createHttpTestServer } from "./helpers/http-test-server.js";
 
@@ -98,5 +101,69 @@ describe("secret canary", () => {
     } finally {
       await platform.close();
     }
+  });
+});
+
+/** A plan as a user sees it: its text, its JSON and its pull-request comment. */
+const shownPlan = (plan: PlanReport) =>
+  [
+    JSON.stringify(plan),
+    renderPlan(plan.resources, plan.problems),
+    renderMarkdown({ views: plan.resources, problems: plan.problems }),
+  ].join("\n");
+
+const KEY_CREATE = "/v1/organizations/{organizationId}/keys";
+
+const createdKey = (roles: string) => `${header("ApiKey", "reporting")}  organizationId: ${ids.organizationId}
+  name: reporting
+  roles: [${roles}]
+  secretTarget: {file: reporting-key}
+`;
+
+describe("secret canary: an API key driftless creates", () => {
+  let world: EngineWorld;
+  beforeEach(async () => {
+    world = await startEngineWorld({ simulator: { contract: "full" } });
+  });
+  afterEach(() => world.close());
+
+  it("writes its id and secret to the target only: never to a plan, the platform, a status, a log or the state", async () => {
+    const keySecretsDir = join(world.stateDir, "..", "key-secrets");
+    const wiring = { config: { keySecretsDir }, reads: true };
+    await world.write("key.yaml", createdKey("query_endpoints"));
+    const before = await world.plan({ reads: true });
+    // The create's answer is lost: the state keeps the create's intent until the list settles it.
+    world.sim.inject({ api: "management", method: "POST", route: KEY_CREATE, kind: "drop", applied: true });
+
+    const lost = await world.apply({}, wiring);
+    const stateWhileUnknown = await world.stateFolderText();
+    const settled = await world.apply({}, wiring);
+    await world.write("key.yaml", createdKey("query_endpoints, developer"));
+    const changed = await world.plan({ reads: true });
+    const updated = await world.apply({}, wiring);
+
+    const pair = JSON.parse(await readFile(join(keySecretsDir, "reporting-key"), "utf8"));
+    expect(renderPlan(changed.resources, changed.problems)).toContain("roles");
+    expect(world.logs.length).toBeGreaterThan(0);
+    const { keySecretHash } = keyHashes(pair.keyId, pair.keySecret);
+    expect(`${stateWhileUnknown}${await world.stateFolderText()}`).not.toContain(keySecretHash);
+    expect(stateWhileUnknown).not.toContain(pair.keySecret);
+    expect([lost, settled, updated].map((r) => r.statuses[0]?.status)).toEqual([
+      "Unknown",
+      "Synced",
+      "Synced",
+    ]);
+    const shown = [
+      shownPlan(before),
+      shownPlan(changed),
+      JSON.stringify(world.sim.requests.map((r) => [r.path, r.body])),
+      JSON.stringify([lost, settled, updated]),
+      world.logs.join(""),
+      await world.stateFolderText(),
+    ].join("\n");
+    expect(shown).not.toContain(pair.keySecret);
+    // The id is not secret (the platform lists its last characters), and only the state's intent of a
+    // create in flight holds it whole, to tell this key's pair from another's: nothing else needs it.
+    expect(shown).not.toContain(pair.keyId);
   });
 });

@@ -1,10 +1,13 @@
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
+import { apiKey } from "../src/kinds/api-key.js";
 import { dataPipe } from "../src/kinds/data-pipe.js";
-import type { PlanContext } from "../src/kinds/kind.js";
+import { isNone, type PlanContext } from "../src/kinds/kind.js";
 import { hashSecret, Secret } from "../src/plan/secret.js";
 import { revealed, stored } from "../src/plan/values.js";
 import { viewOf } from "../src/plan/view.js";
+import { keyHashes } from "../src/platform/management.js";
+import { newKeyPair } from "../src/state/key-secrets.js";
 
 /** The planner's secrets: only the sender reveals them; every other form masks them. */
 
@@ -59,5 +62,44 @@ describe("secret masking in plans", () => {
     expect(viewOf(plan, record.applied).request?.body).toEqual({
       source: { postgres: { credentials: { username: "u2", password: "(unchanged)" } } },
     });
+  });
+});
+
+describe("a created key in plans", () => {
+  const spec = {
+    organizationId: "o",
+    name: "reporting",
+    roles: ["query_endpoints" as const],
+    secretTarget: { kubernetesSecret: "driftless-key-reporting" },
+  };
+
+  it("plans no id, secret or hash: the pair is made at apply, and only its hashes go on the wire", () => {
+    const pair = newKeyPair();
+    const { create } = apiKey;
+    if (isNone(create)) throw new Error("an ApiKey is created");
+
+    const plan = create.plan({ kind: "ApiKey", name: "reporting", spec, record: undefined, context });
+    const wire = revealed(plan.credential?.write(pair).request.body);
+
+    const shown = [
+      JSON.stringify(plan),
+      inspect(plan, { depth: 10 }),
+      JSON.stringify(viewOf(plan, undefined)),
+    ].join("\n");
+    const hashes = keyHashes(pair.keyId, pair.keySecret);
+    for (const value of [pair.keyId, pair.keySecret, hashes.keyIdHash, hashes.keySecretHash])
+      expect(shown).not.toContain(value);
+    expect(viewOf(plan, undefined).changes).toContainEqual({
+      path: "hashData",
+      to: {
+        keyIdHash: "(made when the key is created)",
+        keyIdSuffix: "(made when the key is created)",
+        keySecretHash: "(made when the key is created)",
+      },
+      op: "set",
+    });
+    expect(wire).toMatchObject({ name: "reporting", hashData: hashes });
+    expect(JSON.stringify(wire)).not.toContain(pair.keySecret);
+    expect(JSON.stringify(wire)).not.toContain(pair.keyId);
   });
 });

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import type { KeyPair } from "../credentials.js";
 import { ConfigError, errnoOf, StateError } from "../errors.js";
-import type { SecretsApi } from "../kubernetes/key-secrets-api.js";
+import type { SecretsApi, StoredSecret } from "../kubernetes/key-secrets-api.js";
 import type { SecretTarget } from "../manifests/specs/api-key.js";
 import { writeFileAtomic } from "./durable-write.js";
 
@@ -13,7 +13,9 @@ import { writeFileAtomic } from "./durable-write.js";
  * under DRIFTLESS_KEY_SECRETS_DIR (JSON `{keyId, keySecret}`, mode 0600) or a Kubernetes Secret in
  * driftless's namespace (keys `keyId` and `keySecret`). The pair is written before the create is sent,
  * so that no crash can leave a key whose secret nobody has; a target that already holds a pair is never
- * overwritten, unless it is the pair of this very key's create (sent again after an unknown outcome).
+ * overwritten, unless it is the pair of this very key's create (sent again after an unknown outcome). A
+ * Secret that exists with no data holds no pair: an installation creates it empty ahead, so that
+ * driftless's Role needs no `create`.
  */
 
 /** Reads and writes the key pairs of secret targets. Throws StateError (an I/O or API failure). */
@@ -106,21 +108,41 @@ async function readSecret(
   { kubernetesSecret: name }: { kubernetesSecret: string },
 ): Promise<KeyPair | undefined> {
   const secrets = await kubernetesOf(options);
-  const data = await secrets.read(name);
-  if (data === undefined) return undefined;
-  const parsed = StoredPair.safeParse(data);
-  if (!parsed.success)
-    throw new StateError(
-      `the Secret ${secrets.namespace}/${name} exists but holds no keyId and keySecret: driftless writes no key's secret over it; choose another secretTarget or delete it`,
-    );
-  return parsed.data;
+  return pairIn(secrets.namespace, name, await secrets.read(name));
 }
 
+/**
+ * Writes `pair` to Secret `name`, read first: filled when it is empty (an installation created it ahead,
+ * so that driftless's Role needs no `create`), created when it is missing, left when it already holds
+ * this pair. Another key's pair, or anything else, is never written over, even when it appeared since
+ * the create read the target.
+ */
 async function writeSecret(
   options: KeySecretsOptions,
   { kubernetesSecret: name }: { kubernetesSecret: string },
   pair: KeyPair,
 ): Promise<void> {
   const secrets = await kubernetesOf(options);
-  await secrets.write(name, { keyId: pair.keyId, keySecret: pair.keySecret });
+  const current = await secrets.read(name);
+  const held = pairIn(secrets.namespace, name, current);
+  if (held?.keyId === pair.keyId && held.keySecret === pair.keySecret) return;
+  if (held)
+    throw new StateError(
+      `the Secret ${secrets.namespace}/${name} now holds the id and secret of another key (its id ends ${held.keyId.slice(-4)}): driftless writes no key's secret over it`,
+    );
+  await secrets.write(name, { keyId: pair.keyId, keySecret: pair.keySecret }, current);
+}
+
+/**
+ * The pair a Secret holds: none when it is missing or empty (created ahead by the installation). Throws
+ * StateError when it holds something else, which driftless never writes over.
+ */
+function pairIn(namespace: string, name: string, secret: StoredSecret | undefined): KeyPair | undefined {
+  if (secret === undefined || Object.keys(secret.data).length === 0) return undefined;
+  const parsed = StoredPair.safeParse(secret.data);
+  if (!parsed.success)
+    throw new StateError(
+      `the Secret ${namespace}/${name} exists but holds no keyId and keySecret: driftless writes no key's secret over it; choose another secretTarget or delete it`,
+    );
+  return parsed.data;
 }

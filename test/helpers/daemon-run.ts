@@ -2,7 +2,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach } from "vitest";
-import { defaultIds, type Simulator, startSimulator } from "../../src/simulator/index.js";
+import {
+  defaultIds,
+  type Simulator,
+  type SimulatorOptions,
+  startSimulator,
+} from "../../src/simulator/index.js";
 import { type DaemonProcess, startDaemonProcess } from "./daemon-process.js";
 import { createGitSyncLayout, type GitSyncLayout } from "./git-sync-layout.js";
 
@@ -72,8 +77,11 @@ export type RunContext = {
   keyPatches(): Simulator["requests"];
 };
 
-/** Registers beforeEach/afterEach hooks and returns the context they fill. Needs `dist/` built. */
-export function useDaemonRun(): RunContext {
+/**
+ * Registers beforeEach/afterEach hooks and returns the context they fill. Needs `dist/` built.
+ * `simulator`: options over the default simulator's (the minimal contract, no rate limits).
+ */
+export function useDaemonRun(simulator: SimulatorOptions = {}): RunContext {
   let daemon: DaemonProcess | undefined;
   const context = {
     async start(env: Record<string, string> = {}) {
@@ -101,7 +109,10 @@ export function useDaemonRun(): RunContext {
   } as RunContext;
 
   beforeEach(async () => {
-    context.simulator = await startSimulator({ rateLimit: { management: false, observability: false } });
+    context.simulator = await startSimulator({
+      rateLimit: { management: false, observability: false },
+      ...simulator,
+    });
     context.root = await mkdtemp(join(tmpdir(), "driftless-run-"));
     context.layout = await createGitSyncLayout(join(context.root, "git"), files("ci-deployer"));
   });

@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import { createPlatform, type PlatformDeps } from "../../src/commands/platform.js";
+import { createPlatform, keySecretsOf, type PlatformDeps } from "../../src/commands/platform.js";
 import { Config } from "../../src/config.js";
 import { createRead } from "../../src/platform/client.js";
 import { createReconciler, type PlanReport, planPass } from "../../src/reconcile/engine.js";
@@ -112,6 +112,7 @@ export async function startEngineWorld(
           secrets: { env, secretsDir },
           logger,
           managementKeyId: platform.managementKeyId,
+          keySecrets: keySecretsOf(wired),
           ...(wiring.concurrency ? { concurrency: wiring.concurrency } : {}),
         });
         return await reconciler.pass({ trigger: "cli", ...applyOptions });
