@@ -354,6 +354,10 @@ export function keySecretsOf(config: Config): KeySecrets {
         const { kubeConfig, namespace } = kubernetesTarget(config.namespace);
         return kubernetesSecretsApi(kubeConfig, namespace);
       })();
+      // A failed load (no kubeconfig yet, a bad one) is tried again at the next write, not kept.
+      api.catch(() => {
+        api = undefined;
+      });
       return api;
     },
   });
