@@ -31,8 +31,17 @@ describe("the default deletion policy", () => {
     await cli.remove("created.yaml", "adopted.yaml");
     cli.sim.clearRequests();
 
+    const planned = await cli.plan();
     const result = await cli.apply();
 
+    expect(planned.code).toBe(2);
+    expect(planned.doc.resources?.map((r) => `${r.kind}/${r.name} ${r.outcome} ${r.action}`).sort()).toEqual([
+      "ApiKey/adopted unmanaged orphan",
+      "ApiKey/created send delete",
+    ]);
+    expect(planned.doc.resources?.find((r) => r.name === "adopted")?.reason).toContain(
+      "its deletion policy is orphan (its object is left as it is)",
+    );
     expect(result.code, result.stdout + result.stderr).toBe(0);
     expect(cli.writes()).toEqual([`DELETE ${ROUTE.key}`]);
     expect(cli.sim.state.keys.some((k) => k.name === "created")).toBe(false);
@@ -47,7 +56,10 @@ describe("driftless/deletion-policy", () => {
     await cli.write("adopted.yaml", adoptedKey("adopted"));
     expect((await cli.apply()).code).toBe(0);
     await cli.write("board.yaml", createdBoard("board", { annotations: { [POLICY]: "orphan" } }));
-    await cli.write("adopted.yaml", adoptedKey("adopted", undefined, { annotations: { [POLICY]: "delete" } }));
+    await cli.write(
+      "adopted.yaml",
+      adoptedKey("adopted", undefined, { annotations: { [POLICY]: "delete" } }),
+    );
     expect((await cli.apply()).code).toBe(0);
     await cli.remove("board.yaml", "adopted.yaml");
     cli.sim.clearRequests();
@@ -105,6 +117,9 @@ describe("DRIFTLESS_PRUNE=off", () => {
     expect(result.code, result.stdout + result.stderr).toBe(0);
     expect(cli.writes()).toEqual([]);
     expect(statusLines(result).sort()).toEqual(["ApiKey/created Unmanaged", "Dashboard/board Unmanaged"]);
+    expect(statusOf(result, "ApiKey/created")?.message).toContain(
+      "DRIFTLESS_PRUNE=off leaves its object as it is",
+    );
     expect(cli.sim.state.keys.some((k) => k.name === "created")).toBe(true);
     expect(cli.sim.state.dashboards.some((d) => d.name === "board")).toBe(true);
   });
@@ -114,7 +129,10 @@ describe("the key driftless authenticates with", () => {
   it("is never deleted, adopted with policy delete: orphaned, no request", async () => {
     await cli.write(
       "own.yaml",
-      adoptedKey("own", ids.managementKeyId, { annotations: { [POLICY]: "delete" }, extra: "  roles: [admin]\n" }),
+      adoptedKey("own", ids.managementKeyId, {
+        annotations: { [POLICY]: "delete" },
+        extra: "  roles: [admin]\n",
+      }),
     );
     expect((await cli.apply()).code).toBe(0);
     await cli.remove("own.yaml");
