@@ -121,6 +121,24 @@ describe("what holds a delete", () => {
     expect(cli.writes()).toEqual([`DELETE ${ROUTE.pipe}`, `DELETE ${ROUTE.endpoint}`]);
   });
 
+  it("another manifest that adopted the same object by its id: never deleted, the old record orphaned", async () => {
+    await cli.write("old.yaml", createdKey("old"));
+    expect((await cli.apply()).code).toBe(0);
+    const keyId = String(cli.sim.state.keys.find((k) => k.name === "old")?.id);
+    await cli.write("new.yaml", adoptedKey("old", keyId).replace("name: old\n", "name: new\n"));
+    expect((await cli.apply()).code).toBe(0);
+    await cli.remove("old.yaml");
+    cli.sim.clearRequests();
+
+    const result = await cli.apply();
+
+    expect(result.code, result.stdout).toBe(0);
+    expect(cli.writes()).toEqual([]);
+    expect(cli.sim.state.keys.some((k) => k.id === keyId)).toBe(true);
+    expect(statusOf(result, "ApiKey/old")).toMatchObject({ status: "Unmanaged" });
+    expect(statusOf(result, "ApiKey/old")?.message).toContain("ApiKey/new addresses the same object");
+  });
+
   it("any problem in the revision holds every delete, a file that does not parse as much as an invalid field", async () => {
     await cli.write("key.yaml", createdKey("deployer"));
     await cli.write("board.yaml", createdBoard("board"));

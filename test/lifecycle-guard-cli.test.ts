@@ -2,11 +2,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Simulator, startSimulator } from "../src/simulator/index.js";
+import { defaultIds as ids, type Simulator, startSimulator } from "../src/simulator/index.js";
 import { type DaemonProcess, startDaemonProcess } from "./helpers/daemon-process.js";
 import { metricsOf, type StatusBody, statusOf as daemonStatus } from "./helpers/daemon-run.js";
 import { createGitSyncLayout } from "./helpers/git-sync-layout.js";
 import {
+  adoptedKey,
   createdBoard,
   createdKey,
   ROUTE,
@@ -89,6 +90,24 @@ describe("apply and the mass-deletion guard", () => {
     expect(statusOf(over, "ApiKey/key-2")?.message).toContain(
       `${HELD}: this pass would delete 3 objects, more than 2`,
     );
+  });
+
+  it("counts only the deletes it would send: an object never deleted is orphaned, not counted", async () => {
+    const files = await createdObjects(2);
+    await cli.write("extra.yaml", createdKey("extra"));
+    await cli.write(
+      "own.yaml",
+      adoptedKey("own", ids.managementKeyId, { annotations: { "driftless/deletion-policy": "delete" } }),
+    );
+    expect((await cli.apply()).code).toBe(0);
+    await cli.remove(...files, "extra.yaml", "own.yaml");
+    cli.sim.clearRequests();
+
+    const result = await cli.apply();
+
+    expect(result.code, result.stdout).toBe(0);
+    expect(cli.writes().filter((w) => w.startsWith("DELETE"))).toHaveLength(5);
+    expect(statusOf(result, "ApiKey/own")).toMatchObject({ status: "Unmanaged" });
   });
 
   it("shows in plan what it holds, and what --allow-deletes would send", async () => {
