@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { driftlessAsync } from "./helpers/cli.js";
 import {
   adoptedKey,
   createdBoard,
@@ -50,13 +51,16 @@ describe("a delete", () => {
     await cli.remove("endpoint.yaml");
     cli.sim.clearRequests();
 
-    const result = await cli.apply();
+    const result = await driftlessAsync(["apply"], cli.env);
 
     expect(result.code, result.stdout).toBe(0);
+    expect(result.stdout).toContain(
+      "Deleted  ReversePrivateEndpoint/orders-msk  its manifest left git and its deletion policy is delete: the object was deleted\n    - ReversePrivateEndpoint/orders-msk: DELETE ",
+    );
+    expect(result.stdout).toMatch(/^Apply: 1 request\(s\) sent; 0 Synced, .*, 1 Deleted;/m);
     expect(cli.writes()).toEqual([`DELETE ${ROUTE.endpoint}`]);
     expect(cli.sent("DELETE", ROUTE.endpoint)[0]?.path).toContain(String(endpointId));
     expect(cli.sim.state.endpoints).toEqual([]);
-    expect(statusLines(result)).toEqual(["ReversePrivateEndpoint/orders-msk Deleted"]);
   });
 });
 
@@ -111,7 +115,9 @@ describe("what holds a delete", () => {
     expect(statusOf(held, "ReversePrivateEndpoint/orders-msk")).toMatchObject({ status: "Pending" });
     expect(statusOf(held, "ReversePrivateEndpoint/orders-msk")?.message).toContain("problem");
     expect(statusOf(held, "DataPipe/orders")).toMatchObject({ status: "Invalid" });
-    expect(statusOf(held, "DataPipe/orders")?.message).toContain("no ReversePrivateEndpoint named orders-msk");
+    expect(statusOf(held, "DataPipe/orders")?.message).toContain(
+      "no ReversePrivateEndpoint named orders-msk",
+    );
     expect(cli.sim.state.endpoints).toHaveLength(1);
 
     await cli.remove("pipe.yaml");
