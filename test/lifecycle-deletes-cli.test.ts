@@ -127,6 +127,31 @@ describe("what holds a delete", () => {
     expect(cli.writes()).toEqual([`DELETE ${ROUTE.pipe}`, `DELETE ${ROUTE.endpoint}`]);
   });
 
+  it("a manifest that names the object by its id: not deleted while it does", async () => {
+    await cli.write("endpoint.yaml", createdEndpoint("orders-msk"));
+    expect((await cli.apply()).code).toBe(0);
+    const endpointId = String(cli.sim.state.endpoints[0]?.id);
+    await cli.write(
+      "pipe.yaml",
+      createdPipe("orders").replace(
+        "      authentication: PLAIN\n",
+        `      authentication: PLAIN\n      reversePrivateEndpointIds: [${endpointId}]\n`,
+      ),
+    );
+    expect((await cli.apply()).code).toBe(0);
+    await cli.remove("endpoint.yaml");
+    cli.sim.clearRequests();
+
+    const held = await cli.apply();
+
+    expect(cli.writes()).toEqual([]);
+    expect(statusOf(held, "ReversePrivateEndpoint/orders-msk")).toMatchObject({ status: "Pending" });
+    expect(statusOf(held, "ReversePrivateEndpoint/orders-msk")?.message).toContain(
+      "DataPipe/orders still names it",
+    );
+    expect(cli.sim.state.endpoints).toHaveLength(1);
+  });
+
   it("another manifest that adopted the same object by its id: never deleted, the old record orphaned", async () => {
     await cli.write("old.yaml", createdKey("old"));
     expect((await cli.apply()).code).toBe(0);

@@ -467,6 +467,11 @@ export const dataPipe: Complete<"DataPipe"> = {
       kind: "ReversePrivateEndpoint" as const,
       name,
     })),
+  referencedIds: (spec) =>
+    (spec.source?.kafka?.reversePrivateEndpointIds ?? []).map((id) => ({
+      kind: "ReversePrivateEndpoint" as const,
+      id,
+    })),
   address: (spec, record) => {
     const dataPipeId = spec.dataPipeId ?? record?.serverId;
     if (dataPipeId === undefined) return undefined;

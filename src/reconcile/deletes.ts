@@ -1,7 +1,7 @@
 import { isApiError, messageOf } from "../errors.js";
 import { kindOf } from "../kinds/index.js";
 import { isNone, PHASES } from "../kinds/kind.js";
-import { manifestObject } from "../manifests/identity.js";
+import { manifestObject, sameId } from "../manifests/identity.js";
 import { isKind, type Kind, type Manifest } from "../manifests/manifest.js";
 import { mapLimited } from "../map-limited.js";
 import type { PlannedRequest } from "../plan/types.js";
@@ -163,7 +163,7 @@ function triage(
       orphan: `${resourceId(owner)} addresses the same object by its id and manages it now: never deleted (left as it is)`,
       record,
     };
-  const naming = namedBy(pass, kind, record.name);
+  const naming = namedBy(pass, kind, record);
   if (naming)
     return { wait: `not deleted: ${resourceId(naming)} still names it; it is deleted once no manifest does` };
   return { id, record, request };
@@ -182,13 +182,19 @@ function cannotDelete(record: ResourceRecord): string {
   return "its record does not say where its object is (it was last seen by an older driftless): left as it is";
 }
 
-/** The valid manifest of the revision that names `kind`/`name` (a pipe naming an endpoint), if any. */
-function namedBy(pass: Pass, kind: Kind, name: string): Manifest | undefined {
-  return pass.set.manifests.find((manifest) =>
-    kindOf(manifest.kind)
-      .references(manifest.spec)
-      .some((ref) => ref.kind === kind && ref.name === name),
-  );
+/**
+ * The valid manifest of the revision that names the record's object, by its manifest name or by its
+ * server id (a pipe naming an endpoint), if any.
+ */
+function namedBy(pass: Pass, kind: Kind, record: ResourceRecord): Manifest | undefined {
+  const { name, serverId } = record;
+  return pass.set.manifests.find((manifest) => {
+    const module = kindOf(manifest.kind);
+    if (module.references(manifest.spec).some((ref) => ref.kind === kind && ref.name === name)) return true;
+    if (serverId === undefined) return false;
+    const ids = module.referencedIds?.(manifest.spec) ?? [];
+    return ids.some((ref) => ref.kind === kind && sameId(ref.id, serverId));
+  });
 }
 
 /** An object that must never be deleted, or cannot be: left as it is, its record kept as Unmanaged. */
