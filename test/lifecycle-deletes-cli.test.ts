@@ -131,13 +131,7 @@ describe("what holds a delete", () => {
     await cli.write("endpoint.yaml", createdEndpoint("orders-msk"));
     expect((await cli.apply()).code).toBe(0);
     const endpointId = String(cli.sim.state.endpoints[0]?.id);
-    await cli.write(
-      "pipe.yaml",
-      createdPipe("orders").replace(
-        "      authentication: PLAIN\n",
-        `      authentication: PLAIN\n      reversePrivateEndpointIds: [${endpointId}]\n`,
-      ),
-    );
+    await cli.write("pipe.yaml", createdPipe("orders", { endpointIds: [endpointId] }));
     expect((await cli.apply()).code).toBe(0);
     await cli.remove("endpoint.yaml");
     cli.sim.clearRequests();

@@ -147,7 +147,11 @@ ${annotationsOf(options.annotations ?? {})}spec:
 ${options.extra ?? ""}`;
 
 /** An ApiKey adopting the existing key `keyId` (default: the fixture's CI key). */
-export const adoptedKey = (name: string, keyId: string = ids.ciDeployerKeyId, options: ManifestOptions = {}) =>
+export const adoptedKey = (
+  name: string,
+  keyId: string = ids.ciDeployerKeyId,
+  options: ManifestOptions = {},
+) =>
   `apiVersion: driftless/v1
 kind: ApiKey
 metadata:
@@ -161,6 +165,8 @@ ${options.extra ?? ""}`;
 export type PipeOptions = ManifestOptions & {
   /** Manifest names of the endpoints it reads through. */
   endpoints?: string[];
+  /** Server ids of the endpoints it reads through. */
+  endpointIds?: string[];
   topics?: string;
   /** More spec lines, indented as spec fields. */
   spec?: string;
@@ -183,7 +189,7 @@ ${annotationsOf(options.annotations ?? {})}spec:
       topics: ${options.topics ?? name}
       authentication: PLAIN
       credentials: { username: pipe, password: { fromEnv: KAFKA_PASSWORD } }
-${options.endpoints ? `      reversePrivateEndpoints: [${options.endpoints.join(", ")}]\n` : ""}  destination:
+${options.endpoints ? `      reversePrivateEndpoints: [${options.endpoints.join(", ")}]\n` : ""}${options.endpointIds ? `      reversePrivateEndpointIds: [${options.endpointIds.join(", ")}]\n` : ""}  destination:
     database: analytics
     table: ${name.replaceAll("-", "_")}
     managedTable: true
