@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { defaultIds as ids, type Simulator, startSimulator } from "../src/simulator/index.js";
 import { type DaemonProcess, startDaemonProcess } from "./helpers/daemon-process.js";
-import { metricsOf, type StatusBody, statusOf as daemonStatus } from "./helpers/daemon-run.js";
+import { statusOf as daemonStatus, metricsOf, type StatusBody } from "./helpers/daemon-run.js";
 import { createGitSyncLayout } from "./helpers/git-sync-layout.js";
 import {
   adoptedKey,

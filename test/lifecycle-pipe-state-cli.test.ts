@@ -106,7 +106,10 @@ describe("spec.scaling", () => {
     expect(cli.writes()).toEqual([`PATCH ${ROUTE.pipeScaling}`]);
     expect(cli.sent("PATCH", ROUTE.pipeScaling)[0]?.body).toEqual({ replicas: 3 });
 
-    cli.sim.consoleEdit({ collection: "pipes", id: String(live()?.id) }, { scaling: { replicas: 1, replicaCpuMillicores: 500 } });
+    cli.sim.consoleEdit(
+      { collection: "pipes", id: String(live()?.id) },
+      { scaling: { replicas: 1, replicaCpuMillicores: 500 } },
+    );
     cli.sim.clearRequests();
     const healed = await cli.apply([], READS);
 

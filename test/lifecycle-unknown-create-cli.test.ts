@@ -181,7 +181,7 @@ describe("--allow-create of a resource that is not Unknown", () => {
 
     expect(first.code, first.stdout).toBe(0);
     expect(cli.writes()).toEqual([`POST ${ROUTE.keys}`]);
-    expect((cli.sent("POST", ROUTE.keys)[0]?.body as { name?: string }).name).toBe("fresh");
+    expect(cli.sent("POST", ROUTE.keys)[0]?.body).toMatchObject({ name: "fresh" });
 
     await cli.write("late.yaml", createdKey("late"));
     cli.sim.inject({ api: "management", method: "POST", route: ROUTE.keys, kind: "drop" });
