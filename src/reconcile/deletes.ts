@@ -2,7 +2,7 @@ import { isApiError, messageOf } from "../errors.js";
 import { kindOf } from "../kinds/index.js";
 import { isNone, PHASES } from "../kinds/kind.js";
 import { manifestObject, sameId } from "../manifests/identity.js";
-import { isKind, type Kind, type Manifest } from "../manifests/manifest.js";
+import { isKind, type Manifest } from "../manifests/manifest.js";
 import { mapLimited } from "../map-limited.js";
 import type { PlannedRequest } from "../plan/types.js";
 import { type PlanView, viewOf } from "../plan/view.js";
@@ -87,7 +87,7 @@ async function decideDeletes(run: PassRun, ids: readonly string[], limits: Delet
   const outcomes: ResourceOutcome[] = [];
   const toSend: Sendable[] = [];
   for (const id of ids) {
-    const verdict = triage(run, id, limits);
+    const verdict = triage(pass, id, limits);
     if ("request" in verdict) toSend.push(verdict);
     else if ("orphan" in verdict) outcomes.push(await orphan(run, id, verdict.record, verdict.orphan));
     else outcomes.push(stop(pass, id, "waiting", verdict.wait));
@@ -142,11 +142,10 @@ type Sendable = { id: string; record: ResourceRecord; request: PlannedRequest };
  * that does not say where its object is), waiting (a manifest still names it), or a delete to send.
  */
 function triage(
-  run: PassRun,
+  pass: Pass,
   id: string,
   limits: DeleteLimits,
 ): Sendable | { orphan: string; record: ResourceRecord } | { wait: string } {
-  const { pass } = run;
   // The ids are the state's own: a record is always there.
   const record: ResourceRecord = pass.state.resources[id] ?? parseResourceId(id);
   const { kind } = record;
@@ -163,7 +162,7 @@ function triage(
       orphan: `${resourceId(owner)} addresses the same object by its id and manages it now: never deleted (left as it is)`,
       record,
     };
-  const naming = namedBy(pass, kind, record);
+  const naming = namedBy(pass, record);
   if (naming)
     return { wait: `not deleted: ${resourceId(naming)} still names it; it is deleted once no manifest does` };
   return { id, record, request };
@@ -186,8 +185,8 @@ function cannotDelete(record: ResourceRecord): string {
  * The valid manifest of the revision that names the record's object, by its manifest name or by its
  * server id (a pipe naming an endpoint), if any.
  */
-function namedBy(pass: Pass, kind: Kind, record: ResourceRecord): Manifest | undefined {
-  const { name, serverId } = record;
+function namedBy(pass: Pass, record: ResourceRecord): Manifest | undefined {
+  const { kind, name, serverId } = record;
   return pass.set.manifests.find((manifest) => {
     const module = kindOf(manifest.kind);
     if (module.references(manifest.spec).some((ref) => ref.kind === kind && ref.name === name)) return true;

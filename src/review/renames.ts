@@ -8,8 +8,8 @@ import { resourceId } from "../resources.js";
 
 /**
  * Renames in a `plan --base`: a manifest of DIR with a new `metadata.name` that addresses the same API
- * object as a manifest of the base that is gone. The record follows a rename, except an endpoint's when
- * the manifest names neither its id nor its old name (any object driftless created): worth saying either way.
+ * object as a manifest of the base that is gone. The record follows a rename, except that of an object
+ * driftless created when the manifest names neither its id nor its old name: worth saying either way.
  */
 
 export type Renames = {
