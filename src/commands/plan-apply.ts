@@ -187,7 +187,7 @@ function applySummary(result: PassResult, requests: { answered: number; failed: 
   const failed = requests.failed > 0 ? ` (${requests.failed} answered with an error)` : "";
   const count = (status: string) => result.statuses.filter((s) => s.status === status).length;
   const optional = (status: string) => (count(status) > 0 ? `, ${count(status)} ${status}` : "");
-  const statuses = `${count("Synced")} Synced, ${count("Pending")} Pending, ${count("Failed")} Failed, ${count("Unknown")} Unknown, ${count("Invalid")} Invalid${optional("Unmanaged")}${optional("Suspended")}`;
+  const statuses = `${count("Synced")} Synced, ${count("Pending")} Pending, ${count("Failed")} Failed, ${count("Unknown")} Unknown, ${count("Invalid")} Invalid${optional("Unmanaged")}${optional("Deleted")}${optional("Suspended")}`;
   const next = WHAT_NEXT.flatMap(([step, label]) => {
     const n = result.statuses.filter((s) => s.next === step).length;
     return n > 0 ? [`${n} ${label}`] : [];

@@ -1,4 +1,4 @@
-import { walk } from "../drift/compare.js";
+import { type DriftField, walk } from "../drift/compare.js";
 import { sameId } from "../manifests/identity.js";
 import { CREATE_ONLY, type TableMapping, tableMappingKey, valueAt } from "../manifests/specs/data-pipe.js";
 import { diffPatch, patchPlan, resendName } from "../plan/patch.js";
@@ -290,26 +290,47 @@ function without(value: Record<string, unknown>, path: readonly string[]): Recor
 const STOPPED = new Set(["Stopped", "Stopping"]);
 const STARTABLE = new Set(["Stopped", "Failed"]);
 
+type Wanted = NonNullable<Spec["state"]>;
+
 /**
- * The state command the pipe needs: `stop` when it should be stopped and is not (stop is taken from any
- * state), `start` when it should run and is stopped or failed (the only states a start is taken from).
- * Read from the last answer's state; an unknown state is stopped (idempotent), never started.
+ * What a pipe in the live `state` needs to be as `want` says: `stop` when it should be stopped and is
+ * not (stop is taken from any state), `start` when it should run and is stopped or failed (the only
+ * states a start is taken from), `wait` while it is stopping and should run; undefined when nothing.
+ * An unknown state is stopped (idempotent), never started.
+ */
+function commandFor(want: Wanted, state: string | undefined): "start" | "stop" | "wait" | undefined {
+  if (want === "stopped") return state === undefined || !STOPPED.has(state) ? "stop" : undefined;
+  if (state === "Stopping") return "wait";
+  return state !== undefined && STARTABLE.has(state) ? "start" : undefined;
+}
+
+/** The live state of an answer, when it has one. */
+const stateOf = (answer: unknown): string | undefined => {
+  const state = member(answer, "state");
+  return typeof state === "string" ? state : undefined;
+};
+
+/**
+ * The state command the pipe needs (commandFor), read from the last answer's state (or read, with reads
+ * on); a wait while it is stopping.
  */
 function stateCommand(input: PlanInput<"DataPipe">): ResourcePlan | undefined {
   const { kind, name, spec, record } = input;
   const want = spec.state;
   if (want === undefined) return undefined;
-  const live = member(record?.observed, "state");
-  const state = typeof live === "string" ? live : undefined;
-  const command =
-    want === "stopped" && (state === undefined || !STOPPED.has(state))
-      ? "stop"
-      : want === "running" && state !== undefined && STARTABLE.has(state)
-        ? "start"
-        : undefined;
+  const state = stateOf(record?.observed);
+  const command = commandFor(want, state);
   // Already as wanted: remember what was asked, so that a change of spec.state is seen.
   if (command === undefined) return undefined;
   if (state === undefined && record?.applied?.state === want) return undefined;
+  const changes: Change[] = [
+    { path: "state", ...(state === undefined ? {} : { from: state }), to: want, op: "set" },
+  ];
+  if (command === "wait") {
+    const reason =
+      "the pipe is Stopping: it is started once it has stopped (the platform starts a pipe only from Stopped or Failed); driftless learns its state from a read (DRIFTLESS_READS=on) or from its next answer";
+    return { kind, name, outcome: "wait", reason, changes };
+  }
   const params = {
     organizationId: spec.organizationId,
     serviceId: spec.serviceId,
@@ -331,9 +352,22 @@ function stateCommand(input: PlanInput<"DataPipe">): ResourcePlan | undefined {
         observed: { ...record?.observed, ...answer },
       }),
     } satisfies Write<"updateDataPipeState">,
-    changes: [{ path: "state", ...(state === undefined ? {} : { from: state }), to: want, op: "set" }],
+    changes,
   };
 }
+
+/**
+ * What drift compares of the state: the live state differs when it needs a command or a wait
+ * (commandFor), so a pipe starting or provisioning is not drift.
+ */
+function stateDrift(spec: Spec, live: unknown): DriftField[] {
+  const have = stateOf(live);
+  if (spec.state === undefined || have === undefined) return [];
+  return commandFor(spec.state, have) === undefined ? [] : [{ path: "state", want: spec.state, have }];
+}
+
+/** The spec's scaling as a member of the pipe, when it states one. */
+const scalingOf = (spec: Spec) => (spec.scaling ? { scaling: spec.scaling } : {});
 
 /** The pipe's scaling PATCH: the scaling fields that changed since they were last sent. */
 function scalingPatch(input: PlanInput<"DataPipe">): ResourcePlan | undefined {
@@ -383,7 +417,7 @@ function createPlan(input: PlanInput<"DataPipe">): ResourcePlan {
     return { kind, name, outcome, reason: want.unresolved.reason, changes: [] };
   }
   const fields = compared(want);
-  const body = { ...fields, name: spec.name ?? name, ...(spec.scaling ? { scaling: spec.scaling } : {}) };
+  const body = { ...fields, name: spec.name ?? name, ...scalingOf(spec) };
   const changes = Object.entries(body).map(([path, to]): Change => ({ path, to, op: "set" }));
   const params = { organizationId: spec.organizationId, serviceId: spec.serviceId };
   return {
@@ -418,7 +452,7 @@ function created(
   const fields = sent ?? desired(spec, { ref: () => ({ state: "waiting", reason: "" }) }).fields;
   const mappings = spec.source?.postgres?.[LIST];
   const observed = mappings && !mappingsOf(live) ? withMappings(live, mappings) : live;
-  const applied = { ...fields, ...(spec.scaling ? { scaling: spec.scaling } : {}) };
+  const applied = { ...fields, ...scalingOf(spec) };
   return appliedRecord({ kind, name, record: rest }, applied, at, observed, {
     serverId: id,
     ...(mappings ? { owned: { ...rest.owned, [LIST]: mappings.map(tableMappingKey).sort() } } : {}),
@@ -432,6 +466,11 @@ export const dataPipe: Complete<"DataPipe"> = {
     (spec.source?.kafka?.reversePrivateEndpoints ?? []).map((name) => ({
       kind: "ReversePrivateEndpoint" as const,
       name,
+    })),
+  referencedIds: (spec) =>
+    (spec.source?.kafka?.reversePrivateEndpointIds ?? []).map((id) => ({
+      kind: "ReversePrivateEndpoint" as const,
+      id,
     })),
   address: (spec, record) => {
     const dataPipeId = spec.dataPipeId ?? record?.serverId;
@@ -464,20 +503,25 @@ export const dataPipe: Complete<"DataPipe"> = {
     plan,
     learn: {
       // At first contact, and whenever the manifest lists a mapping the last-seen list lacks (it may have
-      // been added in the console since; a mapping found live is never claimed).
+      // been added in the console since; a mapping found live is never claimed); and while a pipe that
+      // should run was last seen stopping (it may have stopped since: then it is started).
       needs: ({ spec, record }) => {
+        if (spec.state === "running" && stateOf(record?.observed) === "Stopping") return true;
         const wanted = spec.source?.postgres?.[LIST];
         if (!wanted) return false;
         const live = liveMappings(record);
         const liveKeys = new Set((live ?? []).map(tableMappingKey));
         return !live || !wanted.every((m) => liveKeys.has(tableMappingKey(m)));
       },
-      // Only the mappings are kept of the answer: it may hold credentials.
-      keep: ({ kind, name, record }, live) => {
+      // Only the mappings and the state are kept of the answer: it may hold credentials.
+      keep: ({ kind, name, spec, record }, live) => {
+        const base = record ?? { kind, name };
+        const state = stateOf(live);
+        const observed = state === undefined ? base.observed : { ...base.observed, state };
+        if (!spec.source?.postgres?.[LIST]) return { record: { ...base, observed } };
         const mappings = mappingsOf(live);
         if (!mappings) return { why: `the pipe's answer has no ${LIST_PATH} list` };
-        const base = record ?? { kind, name };
-        return { record: { ...base, observed: withMappings(base.observed, mappings) } };
+        return { record: { ...base, observed: withMappings(observed, mappings) } };
       },
     },
   },
@@ -491,12 +535,16 @@ export const dataPipe: Complete<"DataPipe"> = {
         live: (answer) => answer,
       } satisfies LiveRead<"getDataPipe">;
     },
-    drift: ({ spec, context }, live) =>
-      walk(compared(desired(spec, context)), live, {
+    // The scaling as the manifest states it, and the state as the command it needs.
+    drift: ({ spec, context }, live) => [
+      ...walk({ ...compared(desired(spec, context)), ...scalingOf(spec) }, live, {
         "source.kafka.reversePrivateEndpointIds": { kind: "set" },
         [LIST_PATH]: { kind: "contains", key: mappingKeyOf },
       }),
-    fold: (record, fields, live) => foldLive(record, fields, live, [LIST_PATH]),
+      ...stateDrift(spec, live),
+    ],
+    // The live state goes to `observed`, where the state command reads it.
+    fold: (record, fields, live) => foldLive(record, fields, live, [LIST_PATH, "state"]),
   },
   poll: none("a data pipe is written, not watched"),
   specPath: (path, spec) => {

@@ -160,6 +160,11 @@ export type KindModule<K extends Kind> = {
    */
   references(spec: ManifestOf<K>["spec"]): readonly { kind: ManagedKind; name: string }[];
   /**
+   * The objects its spec names by their server id (a pipe's reversePrivateEndpointIds): they are not
+   * deleted while it names them. Absent: it names none by id.
+   */
+  referencedIds?(spec: ManifestOf<K>["spec"]): readonly { kind: ManagedKind; id: string }[];
+  /**
    * The path parameters of its object, as the spec and the record name them (a created object's id
    * comes from the record); kept in the record, so that the object can be deleted once its manifest is
    * gone. Undefined while the object has no id (not created yet).

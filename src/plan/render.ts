@@ -60,6 +60,10 @@ export function titleOf(view: PlanView): string {
   return view.renamedFrom ? `${id} (renamed from ${view.kind}/${view.renamedFrom})` : id;
 }
 
+/** What a request without a field diff does: a delete, or the desired fields sent again. */
+export const noChanges = (view: PlanView): string =>
+  view.action === "delete" ? view.reason : `${view.reason}: the desired fields are sent again`;
+
 const LABEL: Record<ViewOutcome, string> = {
   none: "in sync",
   adopt: "adopt",
@@ -77,7 +81,7 @@ export function formatView(view: PlanView): string[] {
   if (view.request) {
     lines.push(`${head}: ${view.request.method} ${view.request.path}`);
     for (const change of view.changes) lines.push(`    ${formatChange(change)}`);
-    if (view.changes.length === 0) lines.push(`    (${view.reason}: the desired fields are sent again)`);
+    if (view.changes.length === 0) lines.push(`    (${noChanges(view)})`);
     if (view.followUp) lines.push(`    then: ${view.followUp}`);
   } else {
     lines.push(`${head}: ${LABEL[view.outcome]}: ${view.reason}`);

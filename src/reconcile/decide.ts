@@ -140,7 +140,9 @@ export function decide(resource: Admitted, round: number, facts: Facts): Step {
   }
   const stopped = facts.stopped();
   if (stopped !== undefined) return notSent(input, plan, "may-not-write", `not sent: ${stopped}`);
-  return { action, input, plan, write: plan.write, fingerprint, allowed: action === "create" && allowed };
+  // An allowance is spent only on the create it allows: that of an outcome still unknown.
+  const spends = action === "create" && allowed && record?.intent !== undefined;
+  return { action, input, plan, write: plan.write, fingerprint, allowed: spends };
 }
 
 /**

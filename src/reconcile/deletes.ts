@@ -1,13 +1,13 @@
 import { isApiError, messageOf } from "../errors.js";
 import { kindOf } from "../kinds/index.js";
 import { isNone, PHASES } from "../kinds/kind.js";
-import { isKind, type Kind, type Manifest } from "../manifests/manifest.js";
+import { manifestObject, sameId } from "../manifests/identity.js";
+import { isKind, type Manifest } from "../manifests/manifest.js";
 import { mapLimited } from "../map-limited.js";
 import type { PlannedRequest } from "../plan/types.js";
 import { type PlanView, viewOf } from "../plan/view.js";
 import { type Cause, parseResourceId, resourceId, resultOf } from "../resources.js";
 import type { ResourceRecord } from "../state/store.js";
-import type { Effects } from "./effects.js";
 import type { PassRun } from "./pass.js";
 import type { EngineDeps, Pass, PassOptions, ResourceOutcome } from "./types.js";
 import { isWriteRefusedError, type Writer } from "./write-guard.js";
@@ -16,10 +16,11 @@ import { isWriteRefusedError, type Writer } from "./write-guard.js";
  * The deletes of a pass: the objects whose manifest left git and whose deletion policy says delete
  * (records.ts finds them), after the pass's creates and updates. What keeps them from being sent, in
  * order: a revision that does not read whole (a problem in any manifest: a reference it holds is not
- * known), the mass-deletion guard (more deletes than the pass may send: none is sent, an operator lets
- * them go), a manifest that still names the object, the object being one that is never deleted (the
- * key driftless authenticates with: orphaned instead). Dependents go first (a pipe before the endpoint
- * it names); a 404 answer counts as deleted.
+ * known); the object being one that is never deleted (the key driftless authenticates with, an object
+ * another manifest now addresses by its id: orphaned instead); a manifest that still names it; then the
+ * mass-deletion guard over the deletes left (more than the pass may send: none is sent, an operator
+ * lets them go). Dependents go first (a pipe before the endpoint it names); a 404 answer counts as
+ * deleted.
  */
 
 /** The most deletes one pass sends unless an operator allows more (DRIFTLESS_MAX_DELETES). */
@@ -62,41 +63,51 @@ export type Deletes = { outcomes: ResourceOutcome[]; held: number };
 
 /**
  * Runs the deletes of `ids` (records whose manifest is gone and whose policy deletes their object):
- * held, kept, or sent one kind-phase after another, dependents first.
+ * what may not be deleted is orphaned or waits first, then the guard counts the deletes left to send,
+ * which are held, or sent one kind-phase after another, dependents first.
  */
 export async function runDeletes(
   run: PassRun,
   ids: readonly string[],
   limits: DeleteLimits,
 ): Promise<Deletes> {
-  const { pass } = run;
   if (ids.length === 0) return { outcomes: [], held: 0 };
+  const deletes = await decideDeletes(run, ids, limits);
+  for (const outcome of deletes.outcomes) run.deps.onResource?.(outcome);
+  return deletes;
+}
+
+/** Each record's outcome, before it is reported (runDeletes). */
+async function decideDeletes(run: PassRun, ids: readonly string[], limits: DeleteLimits): Promise<Deletes> {
+  const { pass } = run;
   if (pass.set.problems.length > 0) {
     const why = `not deleted yet: the manifests of this revision have ${pass.set.problems.length} problem(s), and a manifest with a problem may still name this object; nothing is deleted until the revision reads whole`;
     return { outcomes: ids.map((id) => stop(pass, id, "waiting", why)), held: 0 };
   }
-  const limit = Math.max(limits.maxDeletes, limits.allowDeletes ?? 0);
-  if (ids.length > limit) {
-    const why = `held by the mass-deletion guard: this pass would delete ${ids.length} objects, more than ${limit} (DRIFTLESS_MAX_DELETES${limits.allowDeletes === undefined ? "" : ", --allow-deletes"}); nothing is deleted until an operator allows it: driftless apply --allow-deletes ${ids.length}, or driftless reconcile --allow-deletes ${ids.length} with a daemon`;
-    return { outcomes: ids.map((id) => stop(pass, id, "delete-held", why)), held: ids.length };
-  }
   const outcomes: ResourceOutcome[] = [];
-  const phases = new Map(ids.map((id) => [id, phaseOfRecord(pass, id)]));
+  const toSend: Sendable[] = [];
+  for (const id of ids) {
+    const verdict = triage(pass, id, limits);
+    if ("request" in verdict) toSend.push(verdict);
+    else if ("orphan" in verdict) outcomes.push(await orphan(run, id, verdict.record, verdict.orphan));
+    else outcomes.push(stop(pass, id, "waiting", verdict.wait));
+  }
+  const limit = Math.max(limits.maxDeletes, limits.allowDeletes ?? 0);
+  const count = toSend.length;
+  if (count > limit) {
+    const why = `held by the mass-deletion guard: this pass would delete ${count} objects, more than ${limit} (DRIFTLESS_MAX_DELETES${limits.allowDeletes === undefined ? "" : ", --allow-deletes"}); nothing is deleted until an operator allows it: driftless apply --allow-deletes ${count}, or driftless reconcile --allow-deletes ${count} with a daemon`;
+    outcomes.push(...toSend.map(({ id }) => stop(pass, id, "delete-held", why)));
+    return { outcomes, held: count };
+  }
   // Dependents first: what names an object goes before it.
   for (const phase of [...PHASES].reverse()) {
-    const ofPhase = ids.filter((id) => phases.get(id) === phase);
-    outcomes.push(
-      ...(await mapLimited(ofPhase, run.deps.concurrency ?? 4, (id) => deleteOne(run, id, limits))),
-    );
+    const ofPhase = toSend.filter(({ record }) => phaseOfRecord(record) === phase);
+    outcomes.push(...(await mapLimited(ofPhase, run.deps.concurrency ?? 4, (one) => send(run, one))));
   }
-  for (const outcome of outcomes) run.deps.onResource?.(outcome);
   return { outcomes, held: 0 };
 }
 
-function phaseOfRecord(pass: Pass, id: string) {
-  const kind = pass.state.resources[id]?.kind;
-  return kind !== undefined && isKind(kind) ? kindOf(kind).phase : PHASES[0];
-}
+const phaseOfRecord = ({ kind }: ResourceRecord) => (isKind(kind) ? kindOf(kind).phase : PHASES[0]);
 
 /** A record that stops without a request: its cause and why, as `plan` shows it too. */
 function stop(pass: Pass, id: string, cause: Cause, message: string): ResourceOutcome {
@@ -122,28 +133,45 @@ const writerOf = (record: ResourceRecord): Writer => ({
   spec: {},
 });
 
-/** One object's delete: kept, waited for, or sent, and the record dropped once it is gone. */
-async function deleteOne(run: PassRun, id: string, limits: DeleteLimits): Promise<ResourceOutcome> {
-  const { pass, effects } = run;
-  const record = pass.state.resources[id];
-  const kind = record?.kind;
-  if (!record || kind === undefined || !isKind(kind))
-    return stop(pass, id, "unmanaged", "not deleted: unknown kind");
+/** A delete to send: the record and its request. */
+type Sendable = { id: string; record: ResourceRecord; request: PlannedRequest };
+
+/**
+ * What becomes of one record's object before the guard counts: orphaned (never deleted, or cannot be:
+ * the key driftless authenticates with, an object another manifest now addresses by its id, a record
+ * that does not say where its object is), waiting (a manifest still names it), or a delete to send.
+ */
+function triage(
+  pass: Pass,
+  id: string,
+  limits: DeleteLimits,
+): Sendable | { orphan: string; record: ResourceRecord } | { wait: string } {
+  // The ids are the state's own: a record is always there.
+  const record: ResourceRecord = pass.state.resources[id] ?? parseResourceId(id);
+  const { kind } = record;
+  if (!isKind(kind)) return { orphan: "not deleted: a kind this driftless does not know", record };
   const remover = kindOf(kind).delete;
   const request = isNone(remover) || !record.address ? undefined : remover.request(record.address);
   const kept = isNone(remover)
     ? undefined
     : remover.kept?.(record, limits.keyIdOf(record.address?.organizationId));
-  if (kept || !request) return orphan(run, id, record, kept ?? cannotDelete(record));
-  const naming = namedBy(pass, kind, record.name);
+  if (kept || !request) return { orphan: kept ?? cannotDelete(record), record };
+  const owner = addressedBy(pass, record);
+  if (owner)
+    return {
+      orphan: `${resourceId(owner)} addresses the same object by its id and manages it now: never deleted (left as it is)`,
+      record,
+    };
+  const naming = namedBy(pass, record);
   if (naming)
-    return stop(
-      pass,
-      id,
-      "waiting",
-      `not deleted: ${resourceId(naming)} still names it; it is deleted once no manifest does`,
-    );
-  return send(run, id, record, request, effects);
+    return { wait: `not deleted: ${resourceId(naming)} still names it; it is deleted once no manifest does` };
+  return { id, record, request };
+}
+
+/** The valid manifest of the revision that addresses the record's object by its ids, if any. */
+function addressedBy(pass: Pass, record: ResourceRecord): Manifest | undefined {
+  const { object } = record;
+  return object === undefined ? undefined : pass.set.manifests.find((m) => manifestObject(m) === object);
 }
 
 /** Why a record's object cannot be deleted by driftless. */
@@ -153,13 +181,19 @@ function cannotDelete(record: ResourceRecord): string {
   return "its record does not say where its object is (it was last seen by an older driftless): left as it is";
 }
 
-/** The valid manifest of the revision that names `kind`/`name` (a pipe naming an endpoint), if any. */
-function namedBy(pass: Pass, kind: Kind, name: string): Manifest | undefined {
-  return pass.set.manifests.find((manifest) =>
-    kindOf(manifest.kind)
-      .references(manifest.spec)
-      .some((ref) => ref.kind === kind && ref.name === name),
-  );
+/**
+ * The valid manifest of the revision that names the record's object, by its manifest name or by its
+ * server id (a pipe naming an endpoint), if any.
+ */
+function namedBy(pass: Pass, record: ResourceRecord): Manifest | undefined {
+  const { kind, name, serverId } = record;
+  return pass.set.manifests.find((manifest) => {
+    const module = kindOf(manifest.kind);
+    if (module.references(manifest.spec).some((ref) => ref.kind === kind && ref.name === name)) return true;
+    if (serverId === undefined) return false;
+    const ids = module.referencedIds?.(manifest.spec) ?? [];
+    return ids.some((ref) => ref.kind === kind && sameId(ref.id, serverId));
+  });
 }
 
 /** An object that must never be deleted, or cannot be: left as it is, its record kept as Unmanaged. */
@@ -178,13 +212,8 @@ async function orphan(
 }
 
 /** Sends the delete; a 404 is as good as an answer: the object is gone either way. */
-async function send(
-  run: PassRun,
-  id: string,
-  record: ResourceRecord,
-  request: PlannedRequest,
-  effects: Effects,
-): Promise<ResourceOutcome> {
+async function send(run: PassRun, { id, record, request }: Sendable): Promise<ResourceOutcome> {
+  const { effects } = run;
   const write = { manifest: writerOf(record), stopped: () => undefined };
   const view = deleteView(record, request);
   const notSent = await effects.mayWrite(write);

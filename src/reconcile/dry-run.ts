@@ -1,4 +1,7 @@
+import { kindOf } from "../kinds/index.js";
+import { isNone } from "../kinds/kind.js";
 import { READY } from "../kinds/reverse-private-endpoint.js";
+import { isKind } from "../manifests/manifest.js";
 import type { PlannedRequest } from "../plan/types.js";
 import { member } from "../plan/values.js";
 import { type PlanView, viewOf } from "../plan/view.js";
@@ -193,7 +196,11 @@ export function unmanagedViews(records: RecordChanges): PlanView[] {
     changes: [],
   });
   return [
-    ...records.unmanaged.map((s) => view(s, s.message ?? "")),
+    // Kept without a manifest: an object of a kind driftless deletes is left as it is (orphaned).
+    ...records.unmanaged.map((s): PlanView => {
+      const deletable = isKind(s.kind) && !isNone(kindOf(s.kind).delete);
+      return { ...view(s, s.message ?? ""), ...(deletable ? { action: "orphan" } : {}) };
+    }),
     ...records.dropped.map((s) => view(s, `${s.message ?? ""}; the next apply drops its record`)),
   ];
 }

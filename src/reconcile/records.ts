@@ -186,11 +186,20 @@ function keepOrDrop(pass: Pass, { retentionMs, now, log, prune }: FollowOptions)
     kept.unmanaged.push(
       statusOf(
         record,
-        `its manifest is gone since ${since}: nothing is sent, and the record is kept until ${until.toISOString()} so that re-adding the manifest loses nothing (driftless forget ${id} drops it now)`,
+        `its manifest is gone since ${since}${orphanedBecause(record, prune)}: nothing is sent, and the record is kept until ${until.toISOString()} so that re-adding the manifest loses nothing (driftless forget ${id} drops it now)`,
       ),
     );
   }
   return kept;
+}
+
+/** Why the object of a record without a manifest is left as it is, when a setting or its policy says so. */
+function orphanedBecause(record: ResourceRecord, prune: boolean): string {
+  if (record.deletionPolicy === "orphan")
+    return " and its deletion policy is orphan (its object is left as it is)";
+  if (record.deletionPolicy === "delete" && !prune)
+    return " and DRIFTLESS_PRUNE=off leaves its object as it is";
+  return "";
 }
 
 function statusOf(record: ResourceRecord, message: string): ResourceStatus {

@@ -1,3 +1,6 @@
+import { kindOf } from "../kinds/index.js";
+import { isNone } from "../kinds/kind.js";
+import { DRIFTLESS_ANNOTATIONS } from "../manifests/fields.js";
 import { loadRevision, type ManifestSet } from "../manifests/load.js";
 import type { Manifest } from "../manifests/manifest.js";
 import type { Problem } from "../manifests/problem.js";
@@ -5,6 +8,7 @@ import { createParseCache } from "../manifests/read-file.js";
 import { type PlanView, relabelView } from "../plan/view.js";
 import { type DryRunOptions, dryRun, viewOfOutcome } from "../reconcile/dry-run.js";
 import { passOf } from "../reconcile/pass.js";
+import { deletionPolicyOf } from "../reconcile/records.js";
 import type { ResourceOutcome } from "../reconcile/types.js";
 import { resourceId } from "../resources.js";
 import { STATE_VERSION, type State } from "../state/store.js";
@@ -57,10 +61,16 @@ export async function planAgainstBase(
     const from = renames.byHead.get(resourceId(view));
     return { ...view, ...(from ? { renamedFrom: from.name } : {}), ...(notes.length ? { notes } : {}) };
   });
+  // A removed manifest whose object the head's pass deletes (or holds) shows as that delete; the
+  // others stop being managed, each as the base manifest's policy says.
+  const deletes = new Set(
+    outcomes.filter((o) => o.shown?.action === "delete").map((o) => resourceId(o.status)),
+  );
   for (const m of base.manifests) {
     const id = resourceId(m);
-    if (headPass.valid.has(id) || headPass.invalid.has(id) || renames.byBase.has(id)) continue;
-    resources.push(unmanaged(m));
+    if (headPass.valid.has(id) || headPass.invalid.has(id) || renames.byBase.has(id) || deletes.has(id))
+      continue;
+    resources.push(removed(m));
   }
   const secrets = [...head.manifests, ...base.manifests].some((m) => hasReferences(m.spec));
   const notices = [
@@ -99,16 +109,25 @@ function headNotes(
   ];
 }
 
-function unmanaged(m: Manifest): PlanView {
-  const kept =
-    m.kind === "ReversePrivateEndpoint" || m.kind === "Dashboard"
-      ? "it is not deleted"
-      : "it stays on the platform as it is";
+/**
+ * A base manifest gone from the head whose object is not deleted: orphaned by its deletion policy (an
+ * object it adopted by id, or its annotation), or of a kind never deleted (an organization, a watch).
+ */
+function removed(m: Manifest): PlanView {
+  const policy = deletionPolicyOf(m);
+  const view = { kind: m.kind, name: m.name, outcome: "unmanaged" as const, changes: [] };
+  if (policy === "orphan") {
+    const stated = m.annotations[DRIFTLESS_ANNOTATIONS.deletionPolicy] === "orphan";
+    const why = stated ? `${DRIFTLESS_ANNOTATIONS.deletionPolicy}: orphan` : "adopted by its id";
+    return {
+      ...view,
+      action: "orphan",
+      reason: `its manifest was removed and its deletion policy is orphan (${why}): nothing is sent, the object stays on the platform as it is, and driftless no longer changes it`,
+    };
+  }
+  const never = isNone(kindOf(m.kind).delete) ? "; driftless never deletes this kind's object" : "";
   return {
-    kind: m.kind,
-    name: m.name,
-    outcome: "unmanaged",
-    reason: `its manifest was removed: nothing is sent, ${kept}, and driftless no longer changes it`,
-    changes: [],
+    ...view,
+    reason: `its manifest was removed: nothing is sent, and driftless no longer changes it${never}`,
   };
 }

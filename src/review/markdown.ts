@@ -1,6 +1,6 @@
 import { codeBlock, escapeLine, markdownInline } from "../escape.js";
 import { formatProblem, type Problem } from "../manifests/problem.js";
-import { formatChange, markOf, type PlanSummary, summarize, titleOf } from "../plan/render.js";
+import { formatChange, markOf, noChanges, type PlanSummary, summarize, titleOf } from "../plan/render.js";
 import type { PlanView } from "../plan/view.js";
 
 /**
@@ -99,8 +99,7 @@ function detailsOf(view: PlanView): string {
   const lines: string[] = [];
   if (!view.request) lines.push(view.reason);
   for (const change of view.changes) lines.push(formatChange(change));
-  if (view.request && view.changes.length === 0)
-    lines.push(`(${view.reason}: the desired fields are sent again)`);
+  if (view.request && view.changes.length === 0) lines.push(`(${noChanges(view)})`);
   if (view.followUp) lines.push(`then: ${view.followUp}`);
   for (const note of view.notes ?? []) lines.push(`note: ${note}`);
   return details(`${markOf(view)} ${titleOf(view)}${request}`, capped(lines.map(escapeLine)));

@@ -1,12 +1,15 @@
+import { createOf } from "../kinds/index.js";
+import { isNone } from "../kinds/kind.js";
 import { DRIFTLESS_ANNOTATIONS } from "../manifests/fields.js";
 import { manifestObject } from "../manifests/identity.js";
 import type { Manifest } from "../manifests/manifest.js";
+import { deletionPolicyOf } from "../reconcile/records.js";
 import { resourceId } from "../resources.js";
 
 /**
  * Renames in a `plan --base`: a manifest of DIR with a new `metadata.name` that addresses the same API
- * object as a manifest of the base that is gone. The record follows a rename, except an endpoint's when
- * the manifest names neither its id nor its old name: worth saying either way.
+ * object as a manifest of the base that is gone. The record follows a rename, except that of an object
+ * driftless created when the manifest names neither its id nor its old name: worth saying either way.
  */
 
 export type Renames = {
@@ -58,7 +61,8 @@ export function followsRename(from: Manifest, to: Manifest): boolean {
 /**
  * What a rename costs, as notes on the renamed resource's plan. The daemon moves a record to the new
  * name when both address the same API object (or the new one names the old in driftless/previous-name),
- * so only an endpoint whose id the manifest does not name can lose its record.
+ * so only an object driftless created, whose id the manifest does not name, can lose its record: the
+ * new name creates a second one, and the old one goes by its deletion policy.
  */
 export function renameCosts(from: Manifest, to: Manifest): string[] {
   if (followsRename(from, to)) {
@@ -66,8 +70,14 @@ export function renameCosts(from: Manifest, to: Manifest): string[] {
       `renamed from ${resourceId(from)}: its record (server ids, tile ids, the list entries driftless added) follows it to ${resourceId(to)}`,
     ];
   }
+  const create = createOf(to.kind);
+  const [noun, idField] = isNone(create) ? ["object", "id"] : [create.noun, create.idField];
+  const old =
+    deletionPolicyOf(from) === "delete"
+      ? "the old one is deleted (its deletion policy is delete)"
+      : "the old one is kept but no longer managed";
   return [
-    `renamed from ${resourceId(from)}: an endpoint is known by its server id, which this manifest does not name, so ${resourceId(to)} is a first contact`,
-    `a second endpoint is created, and the old one is kept but no longer managed; to keep the old one, add the annotation ${DRIFTLESS_ANNOTATIONS.previousName}: ${from.name} (or set spec.id to its id)`,
+    `renamed from ${resourceId(from)}: a created ${noun} is known by the id the platform gave it, which this manifest does not name, so ${resourceId(to)} is a first contact`,
+    `a second ${noun} is created, and ${old}; to keep the old one, add the annotation ${DRIFTLESS_ANNOTATIONS.previousName}: ${from.name} (or set spec.${idField} to its id)`,
   ];
 }
