@@ -6,8 +6,8 @@ import type { PlanView } from "../plan/view.js";
 /**
  * `plan -o markdown`: a pull-request comment. One summary line, the manifest problems (open: a reviewer
  * must not miss them), a table of counts, one collapsed `<details>` per resource that changes (its
- * request and field diff); resources in sync are only counted. Values from manifests are escaped (markdownInline, codeBlock), so a pull request cannot
- * forge a row, a block or a line of the plan.
+ * request and field diff); resources in sync are only counted. Values from manifests are escaped
+ * (markdownInline, codeBlock), so a pull request cannot forge a row, a block or a line of the plan.
  */
 
 /** GitHub refuses a comment longer than this many characters. */
