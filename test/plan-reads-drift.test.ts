@@ -71,7 +71,7 @@ describe("plan with reads on", () => {
     expect(acme?.changes).toEqual([
       { path: "name", from: "Renamed in the console", to: "Acme Analytics", op: "set", outsideGit: true },
     ]);
-    expect(report.reads).toEqual({ read: 3, drifted: 1, unread: 0, unapplied: 0 });
+    expect(report.reads).toEqual({ read: 3, drifted: 1, unread: 0, unapplied: 0, checked: 0, missing: 0 });
     expect(view(report, "ApiKey/ci")?.outcome).toBe("none");
     expect(world.writes()).toEqual([]);
   });
@@ -110,7 +110,7 @@ describe("plan with reads on", () => {
     expect(view(report, "DataPipe/customers")?.request?.body).toEqual({
       source: { postgres: { settings: { syncIntervalSeconds: 30 } } },
     });
-    expect(report.reads).toEqual({ read: 3, drifted: 3, unread: 0, unapplied: 0 });
+    expect(report.reads).toEqual({ read: 3, drifted: 3, unread: 0, unapplied: 0, checked: 0, missing: 0 });
     expect(world.writes()).toEqual([]);
   });
 
@@ -168,7 +168,7 @@ describe("plan with reads on", () => {
     const report = await world.plan({ reads: true });
 
     expect(view(report, "ApiKey/ci")?.notes?.[0]).toContain("the live object could not be read");
-    expect(report.reads).toEqual({ read: 2, drifted: 1, unread: 1, unapplied: 0 });
+    expect(report.reads).toEqual({ read: 2, drifted: 1, unread: 1, unapplied: 0, checked: 0, missing: 0 });
     expect(view(report, "Organization/acme")?.outcome).toBe("send");
   });
 });

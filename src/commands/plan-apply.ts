@@ -12,7 +12,13 @@ import { NOT_COMPARED, withoutSecretValues } from "../review/secret-references.j
 import { SETTINGS } from "../settings.js";
 import { inSync } from "./in-sync.js";
 import { commandLogger, type Io, type OutputFormat } from "./io.js";
-import { type PlanDocument, type PlanOutputFormat, printPlan } from "./plan-output.js";
+import {
+  idsNotChecked,
+  type PlanDocument,
+  type PlanOutputFormat,
+  printPlan,
+  READS_ON,
+} from "./plan-output.js";
 import {
   createPlatform,
   createStateStore,
@@ -42,6 +48,7 @@ const SECRETS_SKIPPED =
 /** With reads off, "in sync" is against what driftless last applied, never the live objects. */
 const NOT_READ =
   'the live objects were not read (DRIFTLESS_READS=off): "in sync" means as driftless last applied it, and a change made in the platform\'s console is not shown.';
+const IDS_NOT_CHECKED = idsNotChecked(`${SETTINGS.reads.env}=off`, READS_ON);
 
 /** Said first by plan and apply while the built-in simulator stands in for the platform. */
 const SIMULATED = `the platform is the BUILT-IN SIMULATOR, not a real platform (${SETTINGS.managementUrl.env} and ${SETTINGS.observabilityUrl.env} are unset): nothing here is on, or reaches, a real platform.`;
@@ -77,7 +84,7 @@ export async function planCommand(config: Config, options: PlanOptions, io: Io):
         ...(platformName === SIMULATOR_PLATFORM ? [SIMULATED] : []),
         ...(report.stateEmpty ? [FIRST_CONTACT] : []),
         ...(skip ? [SECRETS_SKIPPED] : []),
-        ...(reads ? [readsNotice(reads)] : [NOT_READ]),
+        ...(reads ? [readsNotice(reads)] : [NOT_READ, IDS_NOT_CHECKED]),
       ];
       const doc: PlanDocument = {
         mode: "state",
@@ -100,25 +107,27 @@ export async function planCommand(config: Config, options: PlanOptions, io: Io):
 }
 
 /**
- * What plan says of its reads: how many live objects it read and how many of those differ from git,
- * how many could not be read, and how many were not read because driftless never applied them (a
- * first apply sends every field its manifest states, so there is nothing to compare yet).
+ * What plan says of its reads: how many live objects it read and how many of those differ from git;
+ * the ids of the resources driftless never applied, checked to exist (a first apply sends every field,
+ * so there is nothing to compare yet), and those that name no object; how many could not be read; and
+ * how many name no id yet (a first apply creates them: nothing to read).
  */
-function readsNotice({ read, drifted, unread, unapplied: firstContacts }: DriftCounts): string {
-  if (read + unread === 0)
-    return "no live object was read: driftless has applied none of these resources yet (a first apply sends every field they state)";
-  const found =
-    drifted === 0
-      ? `the live objects of ${read} resource(s) were read: none was changed outside git`
-      : `the live objects of ${read} resource(s) were read: ${drifted} changed outside git, shown as the changes that put git's values back (an apply, or the daemon's next write, sends them)`;
-  const failed = unread === 0 ? "" : `; ${unread} could not be read (see their notes)`;
-  const skipped =
-    firstContacts === 0
-      ? ""
-      : firstContacts === 1
-        ? "; a resource driftless has not applied yet is not read (a first apply sends every field it states)"
-        : `; ${firstContacts} resources driftless has not applied yet are not read (a first apply sends every field they state)`;
-  return found + failed + skipped;
+function readsNotice({ read, drifted, unread, unapplied, checked, missing }: DriftCounts): string {
+  const parts = [
+    read + unread === 0
+      ? "no live object was compared with git: driftless has applied none of these resources yet (a first apply sends every field they state)"
+      : drifted === 0
+        ? `the live objects of ${read} resource(s) were read: none was changed outside git`
+        : `the live objects of ${read} resource(s) were read: ${drifted} changed outside git, shown as the changes that put git's values back (an apply, or the daemon's next write, sends them)`,
+  ];
+  if (checked > 0)
+    parts.push(
+      `the ids of ${checked} resource(s) driftless has not applied yet were checked: ${missing === 0 ? "each names an object of the platform" : `${missing} name no object (shown as errors)`}`,
+    );
+  if (unread > 0) parts.push(`${unread} could not be read (see their notes)`);
+  if (unapplied > 0)
+    parts.push(`${unapplied} resource(s) that name no id yet are not read (a first apply creates them)`);
+  return parts.join("; ");
 }
 
 /**

@@ -1,6 +1,14 @@
 import { planAgainstBase } from "../review/base-plan.js";
 import type { Io } from "./io.js";
-import { type PlanDocument, type PlanOutputFormat, printPlan } from "./plan-output.js";
+import {
+  idsNotChecked,
+  type PlanDocument,
+  type PlanOutputFormat,
+  printPlan,
+  READS_ON,
+} from "./plan-output.js";
+
+const IDS_NOT_CHECKED = idsNotChecked("plan --base opens no connection", `driftless plan with ${READS_ON}`);
 
 export type PlanBaseOptions = { manifests: string; base: string; output: PlanOutputFormat };
 
@@ -19,7 +27,7 @@ export async function planBaseCommand(options: PlanBaseOptions, io: Io): Promise
       ...(plan.base.folder ? { folder: plan.base.folder } : {}),
     },
     secrets: "reference",
-    notices: plan.notices,
+    notices: [...plan.notices, IDS_NOT_CHECKED],
     problems: plan.problems,
     resources: plan.resources,
   };

@@ -4,6 +4,7 @@ import { exitCodeOf, renderPlan, summarize } from "../plan/render.js";
 import type { PlanView } from "../plan/view.js";
 import type { DriftCounts } from "../reconcile/plan-drift.js";
 import { renderMarkdown } from "../review/markdown.js";
+import { SETTINGS } from "../settings.js";
 import type { Io, OutputFormat } from "./io.js";
 
 /** `plan` also prints a pull-request comment. */
@@ -11,6 +12,17 @@ export type PlanOutputFormat = OutputFormat | "markdown";
 
 /** Bumped when a field of the JSON document changes meaning or goes away (new fields do not bump it). */
 export const PLAN_FORMAT_VERSION = 1;
+
+/**
+ * Said once by a plan that read nothing from the platform (`why`): an id no object has (a typo, an
+ * object deleted in the console) passes it, and fails only at apply. `plan` with reads on checks them.
+ */
+export function idsNotChecked(why: string, remedy: string): string {
+  return `the ids the manifests name were not checked to exist (${why}): one that names no object fails only when apply sends its request; ${remedy} checks them.`;
+}
+
+/** The setting that makes `plan` read, as the notices name it. */
+export const READS_ON = `${SETTINGS.reads.env}=on`;
 
 /** What every output of a plan is made of, state-based or `--base`. */
 export type PlanDocument = {

@@ -105,6 +105,11 @@ function appliedTiles(applied: unknown): Map<string, Record<string, unknown>> {
   return byKey;
 }
 
+/**
+ * The diff a plan shows: the dashboard's own fields, then each tile. A tile the record does not hold
+ * shows every field it sends (name, place, each series whole), so that a reviewer reads the query;
+ * a changed tile shows the fields that change, each series whole before and after.
+ */
 function describe(desired: Desired, applied: unknown): Change[] {
   const changes: Change[] = [];
   for (const field of ["name", "tags"] as const) {
@@ -124,19 +129,7 @@ function describe(desired: Desired, applied: unknown): Change[] {
     if (priorKey !== undefined) before.delete(priorKey);
     if (priorKey !== undefined && priorKey !== tile.key)
       changes.push({ path: `${path}.key`, from: priorKey, to: tile.key, op: "set" });
-    if (!prior) {
-      changes.push({
-        path,
-        op: "add",
-        to: tile.id === undefined ? "(new tile: the platform assigns its id)" : `(tile ${tile.id})`,
-      });
-      continue;
-    }
-    for (const [field, to] of Object.entries(omit(tile, ["key"]))) {
-      const from = prior[field];
-      if (!same(to, from))
-        changes.push({ path: `${path}.${field}`, ...(from === undefined ? {} : { from }), to, op: "set" });
-    }
+    changes.push(...(prior ? tileChanges(tile, prior, path) : newTile(tile, path)));
   }
   for (const [key, tile] of before) {
     changes.push({
@@ -145,6 +138,39 @@ function describe(desired: Desired, applied: unknown): Change[] {
       from: `(tile ${String(tile.id)}: alerts watching it are deleted)`,
     });
   }
+  return changes;
+}
+
+/** A tile the record does not hold: whose id it takes, then every field it sends, each series alone. */
+function newTile(tile: Tile, path: string): Change[] {
+  const { series, ...fields } = omit(tile, ["key", "id"]);
+  return [
+    {
+      path,
+      op: "add",
+      to: tile.id === undefined ? "(new tile: the platform assigns its id)" : `(tile ${tile.id})`,
+    },
+    ...Object.entries(fields).map(([field, to]): Change => ({ path: `${path}.${field}`, to, op: "set" })),
+    ...series.map((entry, index): Change => ({ path: `${path}.series[${index}]`, to: entry, op: "set" })),
+  ];
+}
+
+/** The fields of a tile that differ from `prior` (its applied form); series entry by entry. */
+function tileChanges(tile: Tile, prior: Record<string, unknown>, path: string): Change[] {
+  const changes: Change[] = [];
+  for (const [field, to] of Object.entries(omit(tile, ["key", "series"]))) {
+    const from = prior[field];
+    if (!same(to, from))
+      changes.push({ path: `${path}.${field}`, ...(from === undefined ? {} : { from }), to, op: "set" });
+  }
+  const was = Array.isArray(prior.series) ? prior.series : [];
+  tile.series.forEach((to, index) => {
+    const at = `${path}.series[${index}]`;
+    if (index >= was.length) changes.push({ path: at, to, op: "add" });
+    else if (!same(to, was[index])) changes.push({ path: at, from: was[index], to, op: "set" });
+  });
+  for (let index = tile.series.length; index < was.length; index++)
+    changes.push({ path: `${path}.series[${index}]`, from: was[index], op: "remove" });
   return changes;
 }
 

@@ -75,7 +75,9 @@ export async function planPass(
   const clock = deps.now ?? (() => new Date());
   const now = clock();
   const reads =
-    options.readDrift && deps.read ? await readAndFoldDrift(deps, deps.read, pass, now) : undefined;
+    options.readDrift && deps.read
+      ? await readAndFoldDrift(deps, deps.read, pass, now, { checkIds: true })
+      : undefined;
   const { outcomes, records } = await dryRun(pass, {
     ...options,
     log: deps.logger.child({}, { level: "silent" }),
@@ -105,14 +107,23 @@ export async function planPass(
 
 /**
  * Reads each managed object and lays what was changed outside git over its record, so that the pass
- * sends it back (plan-drift.ts); a read that fails leaves its resource as with reads off.
+ * sends it back (plan-drift.ts); a read that fails leaves its resource as with reads off. Plan also
+ * checks the ids of the resources never applied (`checkIds`); apply learns of a missing one from the
+ * answer to its request.
  */
-async function readAndFoldDrift(deps: EngineDeps, read: Read, pass: Pass, now: Date): Promise<DriftReads> {
+async function readAndFoldDrift(
+  deps: EngineDeps,
+  read: Read,
+  pass: Pass,
+  now: Date,
+  { checkIds = false } = {},
+): Promise<DriftReads> {
   const { manifests } = pass.set;
   const context = { now, reassert: false, ref: refLookup(pass, true) };
   const reads = await readDrift(manifests, pass.state, read, {
     concurrency: deps.concurrency ?? 4,
     context,
+    checkIds,
   });
   foldAll(manifests, pass.state, reads.findings);
   return reads;

@@ -1,9 +1,10 @@
 import { type DriftField, type ReadOptions, readLive } from "../drift/index.js";
-import { messageOf } from "../errors.js";
-import { observeOf } from "../kinds/index.js";
+import { isApiError, messageOf } from "../errors.js";
+import { createOf, observeOf } from "../kinds/index.js";
 import { isNone, type PlanContext } from "../kinds/kind.js";
 import { manifestId } from "../manifests/identity.js";
-import type { Manifest } from "../manifests/manifest.js";
+import type { Kind, Manifest } from "../manifests/manifest.js";
+import { notFoundHint } from "../manifests/not-found.js";
 import { mapLimited } from "../map-limited.js";
 import type { Change } from "../plan/types.js";
 import type { PlanView } from "../plan/view.js";
@@ -16,11 +17,21 @@ import { unreadSecrets } from "./desired.js";
  * `plan` and `apply` with reads on: each managed object is read and compared with what its manifest
  * states (its kind's observe), and what differs is laid over the resource's record as if driftless had
  * last sent the live values: the plan then sends them back like any change, and each such change is
- * marked as made outside git. Plan keeps this in memory only; `plan --base` reads nothing.
+ * marked as made outside git. Plan keeps this in memory only; `plan --base` reads nothing. Plan also
+ * checks that the id each never-applied manifest names exists (checkIds).
  */
 
-/** What a read found: the fields that differ and the live object, gone, or why it was not read. */
-export type DriftFinding = { fields: DriftField[]; live: unknown } | { gone: true } | { error: string };
+/**
+ * What a read found: the fields that differ and the live object, gone, or why it was not read; or, for
+ * a resource driftless never applied, whether the object its manifest names exists (and if not, what to
+ * do).
+ */
+export type DriftFinding =
+  | { fields: DriftField[]; live: unknown }
+  | { gone: true }
+  | { error: string }
+  | { exists: true }
+  | { missing: string };
 
 /** What one read found: the live object (undefined: the platform has none) and what differs from git. */
 export type Compared = {
@@ -63,19 +74,24 @@ export type DriftReads = {
   findings: Map<string, DriftFinding>;
   /** Reads answered (the object equal, changed or gone). */
   read: number;
-  /** Resources a read could see but driftless never applied: not read (a first apply sends it all). */
+  /**
+   * Resources a read could see but driftless never applied: not read (a first apply sends it all); with
+   * checkIds, only those whose manifest names no id yet (a first apply creates them).
+   */
   unapplied: number;
 };
 
 /**
  * Reads every managed object a read can see and driftless applied before, a few at once: what each
- * read found, by resource. `context` is the pass's (how a resource sees the ones it names).
+ * read found, by resource. `context` is the pass's (how a resource sees the ones it names). With
+ * `checkIds` (plan), the object each never-applied manifest names by id is read too, only to see that
+ * it exists.
  */
 export async function readDrift(
   manifests: readonly Manifest[],
   state: State,
   read: Read,
-  options: { concurrency: number; context: PlanContext },
+  options: { concurrency: number; context: PlanContext; checkIds?: boolean },
 ): Promise<DriftReads> {
   const reads: DriftReads = { findings: new Map(), read: 0, unapplied: 0 };
   await mapLimited(manifests, options.concurrency, async (manifest) => {
@@ -84,7 +100,9 @@ export async function readDrift(
     if (isNone(observeOf(manifest.kind))) return;
     // Never applied: there is nothing of driftless's to compare, and everything is sent anyway.
     if (!record?.appliedAt) {
-      reads.unapplied += 1;
+      const checked = options.checkIds ? await checkId(read, manifest, record) : undefined;
+      if (checked) reads.findings.set(id, checked);
+      else reads.unapplied += 1;
       return;
     }
     try {
@@ -98,6 +116,40 @@ export async function readDrift(
     }
   });
   return reads;
+}
+
+/**
+ * Whether the object a never-applied manifest names exists (found, missing, or the read's error);
+ * undefined when the manifest names no id yet (a first apply creates it): nothing to read.
+ */
+async function checkId(
+  read: Read,
+  manifest: Manifest,
+  record: ResourceRecord | undefined,
+): Promise<DriftFinding | undefined> {
+  const observe = observeOf(manifest.kind);
+  const request = isNone(observe) ? undefined : observe.read(subjectOf(manifest, record));
+  if (!request) return undefined;
+  try {
+    const { live } = await readLive(read, request);
+    if (live === undefined) return { missing: `${NO_SUCH_OBJECT}: ${notListed(manifest.kind)}` };
+    return { exists: true };
+  } catch (error) {
+    if (!isApiError(error) || error.context.status !== 404) return { error: messageOf(error) };
+    // The platform's own words: readLive adds what a failed read may mean, which this check says itself.
+    const answer = error.cause instanceof Error ? error.cause.message : error.message;
+    return { missing: `${NO_SUCH_OBJECT}: ${answer}${notFoundHint(manifest.kind, error)}` };
+  }
+}
+
+const NO_SUCH_OBJECT = "no such object in the platform (the id was checked before a first apply)";
+
+/** What an id its list lacks means (an endpoint's), and what to do. */
+function notListed(kind: Kind): string {
+  const create = createOf(kind);
+  if (isNone(create)) return "its list does not hold the id the manifest names: fix the id";
+  const { idField, noun, within } = create;
+  return `its ${idField} names no ${noun} ${within}: fix the id, or remove ${idField} from the manifest to let driftless create the ${noun}`;
 }
 
 /**
@@ -155,6 +207,12 @@ export function viewWithDrift(view: PlanView, finding: DriftFinding | undefined,
     return { ...view, notes: [...(view.notes ?? []), `the live object could not be read: ${finding.error}`] };
   if ("gone" in finding)
     return { ...view, notes: [...(view.notes ?? []), "the live object was not found in the platform"] };
+  if ("exists" in finding) return view;
+  if ("missing" in finding) {
+    // Nothing is planned for an object that does not exist: apply's request would fail the same way.
+    const { request: _request, action: _action, followUp: _followUp, ...rest } = view;
+    return { ...rest, outcome: "refuse", reason: finding.missing, changes: [] };
+  }
   const { fields } = finding;
   const changes: Change[] = view.changes.map((change) =>
     fields.some((field) => related(field.path, change.path)) ? { ...change, outsideGit: true } : change,
@@ -167,15 +225,32 @@ export function viewWithDrift(view: PlanView, finding: DriftFinding | undefined,
   return { ...view, changes };
 }
 
-/** What plan says of its reads: read, changed outside git, not read (failed, or never applied). */
-export type DriftCounts = { read: number; drifted: number; unread: number; unapplied: number };
+/**
+ * What plan says of its reads: read, changed outside git, not read (failed, or never applied); and the
+ * never-applied resources whose id was checked (`checked`), of them those naming no object (`missing`).
+ */
+export type DriftCounts = {
+  read: number;
+  drifted: number;
+  unread: number;
+  unapplied: number;
+  checked: number;
+  missing: number;
+};
 
 export function driftCounts({ findings, read, unapplied }: DriftReads): DriftCounts {
   let drifted = 0;
   let unread = 0;
+  let checked = 0;
+  let missing = 0;
   for (const finding of findings.values()) {
     if ("fields" in finding) drifted += 1;
     if ("error" in finding) unread += 1;
+    if ("exists" in finding) checked += 1;
+    if ("missing" in finding) {
+      checked += 1;
+      missing += 1;
+    }
   }
-  return { read, drifted, unread, unapplied };
+  return { read, drifted, unread, unapplied, checked, missing };
 }

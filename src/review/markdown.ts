@@ -4,10 +4,10 @@ import { formatChange, markOf, noChanges, type PlanSummary, summarize, titleOf }
 import type { PlanView } from "../plan/view.js";
 
 /**
- * `plan -o markdown`: a pull-request comment. One summary line, a table of counts, one collapsed
- * `<details>` per resource that changes (its request and field diff); resources in sync are only
- * counted. Values from manifests are escaped (markdownInline, codeBlock), so a pull request cannot
- * forge a row, a block or a line of the plan.
+ * `plan -o markdown`: a pull-request comment. One summary line, the manifest problems (open: a reviewer
+ * must not miss them), a table of counts, one collapsed `<details>` per resource that changes (its
+ * request and field diff); resources in sync are only counted. Values from manifests are escaped
+ * (markdownInline, codeBlock), so a pull request cannot forge a row, a block or a line of the plan.
  */
 
 /** GitHub refuses a comment longer than this many characters. */
@@ -47,8 +47,16 @@ const ROWS: [keyof PlanSummary, string][] = [
 export function renderMarkdown(input: MarkdownInput): string {
   const limit = input.limit ?? COMMENT_LIMIT;
   const summary = summarize(input.views, input.problems);
-  const head = [COMMENT_MARKER, headline(summary), ...context(input), "", ...table(summary), ""];
-  const blocks = [...problemBlock(input.problems), ...input.views.filter(changed).map(detailsOf)];
+  const head = [
+    COMMENT_MARKER,
+    headline(summary),
+    ...problemLines(input.problems),
+    ...context(input),
+    "",
+    ...table(summary),
+    "",
+  ];
+  const blocks = input.views.filter(changed).map(detailsOf);
   const out = head.join("\n");
   let body = "";
   let shown = 0;
@@ -88,10 +96,16 @@ function table(s: PlanSummary): string[] {
   return ["| outcome | resources |", "|---|---:|", ...rows];
 }
 
-function problemBlock(problems: readonly Problem[]): string[] {
+/** The manifest problems, open, as text prints them: nothing is sent for these manifests. */
+function problemLines(problems: readonly Problem[]): string[] {
   if (problems.length === 0) return [];
   const lines = problems.map((p) => escapeLine(`x ${formatProblem(p)}`));
-  return [details(`x ${problems.length} manifest problem(s)`, capped(lines))];
+  return [
+    "",
+    `**${problems.length} manifest problem(s)**: nothing is sent for these manifests until they are fixed.`,
+    "",
+    codeBlock(capped(lines), "text"),
+  ];
 }
 
 function detailsOf(view: PlanView): string {
