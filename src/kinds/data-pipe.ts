@@ -1,4 +1,4 @@
-import { walk } from "../drift/compare.js";
+import { type DriftField, walk } from "../drift/compare.js";
 import { sameId } from "../manifests/identity.js";
 import { CREATE_ONLY, type TableMapping, tableMappingKey, valueAt } from "../manifests/specs/data-pipe.js";
 import { diffPatch, patchPlan, resendName } from "../plan/patch.js";
@@ -21,7 +21,7 @@ import {
   type ReferenceState,
   type Subject,
 } from "./kind.js";
-import { foldLive, specPathOf } from "./shared.js";
+import { baselineRecord, foldLive, specPathOf } from "./shared.js";
 
 /**
  * A data pipe: adopted by its `dataPipeId`, or created with its POST when the manifest names none.
@@ -425,6 +425,24 @@ function created(
   });
 }
 
+/**
+ * A pipe met for the first time (reads on): as if its fields had been sent, its live mappings observed
+ * (none of them driftless's), its scaling as live (so that a scaling that differs is sent); its state
+ * command follows from the live state as always. Undefined while an endpoint it names has no id.
+ */
+function baseline(input: PlanInput<"DataPipe">, live: object, fields: readonly DriftField[]) {
+  const want = desired(input.spec, input.context);
+  if (want.unresolved && want.unresolved.state !== "ready") return undefined;
+  const scaling = member(live, "scaling");
+  const stated = Object.keys(input.spec.scaling ?? {});
+  const liveScaling = isPlainObject(scaling)
+    ? Object.fromEntries(stated.flatMap((key) => (scaling[key] == null ? [] : [[key, scaling[key]]])))
+    : undefined;
+  const sent = { ...want.fields, ...(input.spec.scaling ? { scaling: liveScaling ?? {} } : {}) };
+  const record = baselineRecord(input, sent, live, want.mappings ? { owned: { [LIST]: [] } } : {});
+  return foldLive(record, fields, live, [LIST_PATH]);
+}
+
 export const dataPipe: Complete<"DataPipe"> = {
   kind: "DataPipe",
   phase: "dependents",
@@ -497,6 +515,16 @@ export const dataPipe: Complete<"DataPipe"> = {
         [LIST_PATH]: { kind: "contains", key: mappingKeyOf },
       }),
     fold: (record, fields, live) => foldLive(record, fields, live, [LIST_PATH]),
+    baseline,
+    listed: (pipe) => {
+      const dataPipeId = pipeIdOf(pipe);
+      if (dataPipeId === undefined) return undefined;
+      const { organizationId, serviceId } = pipe.spec;
+      return {
+        request: { route: "listDataPipes", params: { organizationId, serviceId }, body: undefined },
+        live: (answer) => answer.find((listed) => sameId(listed.id, dataPipeId)),
+      } satisfies LiveRead<"listDataPipes">;
+    },
   },
   poll: none("a data pipe is written, not watched"),
   specPath: (path, spec) => {
