@@ -36,7 +36,9 @@ const write = (file: string, yaml: string) => writeFile(join(root, "manifests", 
 const remove = (file: string) => rm(join(root, "manifests", file));
 const run = (...args: string[]) => driftlessAsync(args, env);
 const writes = () =>
-  sim.requests.filter((r) => r.method !== "GET").map((r) => ({ call: `${r.method} ${r.route}`, body: r.body }));
+  sim.requests
+    .filter((r) => r.method !== "GET")
+    .map((r) => ({ call: `${r.method} ${r.route}`, body: r.body }));
 
 const BOARD = `apiVersion: driftless/v1
 kind: Dashboard
@@ -132,7 +134,10 @@ describe("an Alert from git", () => {
     const deleted = await run("apply");
 
     expect(deleted.code, deleted.stdout).toBe(0);
-    expect(writes().map((w) => w.call)).toEqual(["DELETE /api/v2/alerts/{id}", "DELETE /api/v2/dashboards/{id}"]);
+    expect(writes().map((w) => w.call)).toEqual([
+      "DELETE /api/v2/alerts/{id}",
+      "DELETE /api/v2/dashboards/{id}",
+    ]);
     expect(theAlert()).toBeUndefined();
     expect(theBoard()).toBeUndefined();
   });

@@ -64,24 +64,28 @@ function unresolvedPlan({ kind, name }: PlanInput<"Alert">, unresolved: Referenc
   return { kind, name, outcome, reason, changes: [] };
 }
 
-/** The fields a PUT keeps when left out (the others it clears). */
-const KEPT_WHEN_LEFT_OUT = new Set(["thresholdMax", "scheduleStartAt", "scheduleOffsetMinutes"]);
+/** The fields a PUT keeps when left out (it clears the others). */
+const KEPT_WHEN_LEFT_OUT = ["thresholdMax", "scheduleStartAt", "scheduleOffsetMinutes"];
 
-/** What the PUT changes against what was last applied, a field left out as what the platform does with it. */
-function changesOf(body: AlertBody, applied: unknown): Change[] {
+/**
+ * What was last applied, as a PUT of `body` would leave it: a field the platform keeps when left out is
+ * no change when the manifest stops stating it (the alert keeps it; driftless no longer manages it).
+ */
+function appliedAgainst(body: AlertBody, applied: Record<string, unknown> | undefined) {
+  if (!applied) return applied;
+  const dropped = KEPT_WHEN_LEFT_OUT.filter((field) => !(field in body));
+  return dropped.length > 0 ? omit(applied, dropped) : applied;
+}
+
+/** What the PUT changes against what was last applied; a field left out is cleared by the platform. */
+function changesOf(body: AlertBody, applied: Record<string, unknown> | undefined): Change[] {
   const changes: Change[] = [];
   for (const [path, to] of Object.entries(body)) {
-    const from = member(applied, path);
+    const from = applied?.[path];
     if (!same(to, from)) changes.push({ path, ...(from === undefined ? {} : { from }), to, op: "set" });
   }
-  if (!isPlainObject(applied)) return changes;
-  for (const [path, from] of Object.entries(applied)) {
-    if (path in body || from === undefined) continue;
-    const to = KEPT_WHEN_LEFT_OUT.has(path)
-      ? "(left out: the platform keeps it)"
-      : "(left out: the platform clears it)";
-    changes.push({ path, from, to, op: "set" });
-  }
+  for (const [path, from] of Object.entries(applied ?? {}))
+    if (!(path in body) && from !== undefined) changes.push({ path, from, op: "remove" });
   return changes;
 }
 
@@ -90,9 +94,10 @@ function plan(input: PlanInput<"Alert">): ResourcePlan {
   const { kind, name, record, context } = input;
   const { body, unresolved } = desired(input.spec, context);
   if (unresolved) return unresolvedPlan(input, unresolved);
-  if (!context.reassert && same(body, record?.applied))
+  const applied = appliedAgainst(body, record?.applied);
+  if (!context.reassert && same(body, applied))
     return { kind, name, outcome: "none", reason: "in sync", changes: [] };
-  const changes = changesOf(body, record?.applied);
+  const changes = changesOf(body, applied);
   return {
     kind,
     name,
