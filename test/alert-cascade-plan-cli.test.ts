@@ -103,7 +103,10 @@ describe("a plan's alert cascade", () => {
   });
 
   it("names every alert on a dashboard its plan deletes", async () => {
-    await write("board.yaml", board(["ingest-lag", "error-count", "events"], ", annotations: { driftless/deletion-policy: delete }"));
+    await write(
+      "board.yaml",
+      board(["ingest-lag", "error-count", "events"], ", annotations: { driftless/deletion-policy: delete }"),
+    );
     await run("apply");
     await rm(join(root, "manifests", "board.yaml"));
     await rm(join(root, "manifests", "alert.yaml"));
