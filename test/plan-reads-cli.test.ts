@@ -103,12 +103,12 @@ spec:
 
     expect(empty.code).toBe(2);
     expect(empty.stdout).toContain(
-      "NOTE: no live object was read: driftless has applied none of these resources yet (a first apply sends every field they state)",
+      "NOTE: no live object of a resource driftless applied was read: it has applied none of these resources yet; a resource driftless has not applied yet was compared with the live object its manifest names, if any (its first apply sends only what differs from git)",
     );
     expect(empty.stdout).not.toContain("none was changed outside git");
     expect(JSON.parse(json.stdout).reads).toEqual({ read: 0, drifted: 0, unread: 0, unapplied: 1 });
     expect(partly.stdout).toContain(
-      "NOTE: the live objects of 1 resource(s) were read: 1 changed outside git, shown as the changes that put git's values back (an apply, or the daemon's next write, sends them); a resource driftless has not applied yet is not read (a first apply sends every field it states)",
+      "NOTE: the live objects of 1 resource(s) were read: 1 changed outside git, shown as the changes that put git's values back (an apply, or the daemon's next write, sends them); a resource driftless has not applied yet was compared with the live object its manifest names, if any (its first apply sends only what differs from git)",
     );
   });
 });

@@ -100,25 +100,24 @@ export async function planCommand(config: Config, options: PlanOptions, io: Io):
 }
 
 /**
- * What plan says of its reads: how many live objects it read and how many of those differ from git,
- * how many could not be read, and how many were not read because driftless never applied them (a
- * first apply sends every field its manifest states, so there is nothing to compare yet).
+ * What plan says of its reads: how many live objects of applied resources it read and how many of
+ * those differ from git, how many could not be read, and how many resources driftless never applied (a
+ * first contact: each that names an existing object was compared with it before it was planned, so
+ * that only what differs from git is sent; one driftless creates has nothing to read yet).
  */
 function readsNotice({ read, drifted, unread, unapplied: firstContacts }: DriftCounts): string {
+  const first =
+    firstContacts === 1
+      ? "a resource driftless has not applied yet was compared with the live object its manifest names, if any (its first apply sends only what differs from git)"
+      : `${firstContacts} resources driftless has not applied yet were compared with the live objects their manifests name, if any (their first apply sends only what differs from git)`;
   if (read + unread === 0)
-    return "no live object was read: driftless has applied none of these resources yet (a first apply sends every field they state)";
+    return `no live object of a resource driftless applied was read: it has applied none of these resources yet; ${first}`;
   const found =
     drifted === 0
       ? `the live objects of ${read} resource(s) were read: none was changed outside git`
       : `the live objects of ${read} resource(s) were read: ${drifted} changed outside git, shown as the changes that put git's values back (an apply, or the daemon's next write, sends them)`;
   const failed = unread === 0 ? "" : `; ${unread} could not be read (see their notes)`;
-  const skipped =
-    firstContacts === 0
-      ? ""
-      : firstContacts === 1
-        ? "; a resource driftless has not applied yet is not read (a first apply sends every field it states)"
-        : `; ${firstContacts} resources driftless has not applied yet are not read (a first apply sends every field they state)`;
-  return found + failed + skipped;
+  return found + failed + (firstContacts === 0 ? "" : `; ${first}`);
 }
 
 /**
