@@ -1,10 +1,11 @@
+import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { defaultIds as ids, type Simulator, startSimulator } from "../src/simulator/index.js";
-import { driftlessAsync } from "./helpers/cli.js";
+import { driftlessAsync, repo } from "./helpers/cli.js";
 import { estateFixture, estateIds } from "./helpers/estate.js";
 import { platformEnv } from "./helpers/platform-env.js";
 
@@ -47,6 +48,18 @@ afterEach(async () => {
 const run = (...args: string[]) => driftlessAsync(args, env);
 const scope = ["--organization", ids.organizationId, "--service", ids.serviceId];
 const writes = () => sim.requests.filter((r) => r.method !== "GET").map((r) => `${r.method} ${r.path}`);
+
+/** `driftless args` on a terminal of its own (util-linux `script` gives it one): what the terminal showed. */
+function onTerminal(args: string[]): Promise<string> {
+  const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
+  const command = [process.execPath, join(repo, "dist", "cli.js"), ...args].map(quote).join(" ");
+  const child = spawn("script", ["-qec", command, "/dev/null"], { env: { PATH: process.env.PATH ?? "", ...env } });
+  let shown = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    shown += chunk;
+  });
+  return new Promise((resolve) => child.once("close", () => resolve(shown)));
+}
 
 /** Every file under the manifests folder, by path relative to it. */
 async function files(): Promise<Map<string, string>> {
@@ -193,5 +206,18 @@ describe("driftless import", () => {
       estateIds.dashboard(0),
     );
     expect([...after.keys()].filter((path) => !path.startsWith("dashboards/"))).toEqual([]);
+  });
+
+  it("counts the lists read on a terminal, and prints nothing beyond its report when stderr is not one", async () => {
+    const args = ["import", ...scope, "--kind", "ApiKey", "--dry-run"];
+
+    const piped = await run(...args);
+    const terminal = await onTerminal(args);
+
+    expect(piped.code).toBe(0);
+    expect(piped.stderr).toBe("");
+    expect(terminal).toContain("driftless import: 0 of 1 lists read, 0 objects");
+    expect(terminal).toContain("driftless import: 1 of 1 lists read, 42 objects");
+    expect(terminal).toContain("would write api-keys/key-0.yaml");
   });
 });
