@@ -36,6 +36,10 @@ const io: Io = {
   err: (text) => process.stderr.write(text.endsWith("\n") ? text : `${text}\n`),
   env,
   errIsTerminal: process.stderr.isTTY === true,
+  // A line rewritten in place (carriage return, erase the line), only where a person watches it.
+  ...(process.stderr.isTTY
+    ? { progress: (line?: string) => process.stderr.write(`\r\x1b[2K${line ?? ""}`) }
+    : {}),
 };
 
 const program = new Command("driftless")
@@ -156,6 +160,23 @@ command(
   action(async (used) => {
     const { runCommand } = await import("./commands/run.js");
     return runCommand(platformConfig(used), io);
+  }),
+);
+
+command(
+  "import",
+  "write a manifest adopting each live object that no manifest in the folder addresses yet (exit 0 done, 1 error)",
+).action(
+  action(async (used) => {
+    const { importCommand } = await import("./commands/import.js");
+    const settings = platformConfig(used);
+    const { importKinds: kinds, importOrganizations: organizations, importServices: services } = settings;
+    const out = settings.importOut ?? settings.manifests;
+    return importCommand(
+      settings,
+      { kinds, organizations, services, out, dryRun: settings.importDryRun },
+      io,
+    );
   }),
 );
 

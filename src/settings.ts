@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { Credential } from "./credentials.js";
 import { Duration } from "./duration.js";
 import { ConfigError } from "./errors.js";
+import { IMPORT_KINDS } from "./import/kinds.js";
 import { CONTRACTS } from "./platform/routes.js";
 import { LOG_FORMATS } from "./telemetry/logger.js";
 
@@ -24,6 +25,7 @@ export type CommandName =
   | "reconcile"
   | "forget"
   | "copy-state"
+  | "import"
   | "simulator";
 
 export type Setting = {
@@ -66,8 +68,10 @@ const List = z.preprocess(
 );
 
 const PLATFORM: readonly CommandName[] = ["plan", "apply", "run"];
-/** The commands that open the state store. */
-const STATE: readonly CommandName[] = [...PLATFORM, "forget"];
+/** The commands that call the platform: those of a pass, and import (which only reads its lists). */
+const CALLERS: readonly CommandName[] = [...PLATFORM, "import"];
+/** The commands that open the state store (import reads it: which objects driftless created). */
+const STATE: readonly CommandName[] = [...PLATFORM, "forget", "import"];
 /** The commands that find the state stores: the store they open, or both (copy-state). */
 const STATE_PLACES: readonly CommandName[] = [...STATE, "copy-state"];
 const MANIFESTS: readonly CommandName[] = ["validate", "plan", "apply", "run"];
@@ -104,7 +108,7 @@ export const SETTINGS = {
   manifests: {
     env: "DRIFTLESS_MANIFESTS",
     flag: "--manifests <dir>",
-    commands: MANIFESTS,
+    commands: [...MANIFESTS, "import"],
     parser: z.string().default("./manifests"),
     help: "folder of manifests",
   },
@@ -208,35 +212,35 @@ export const SETTINGS = {
   managementUrl: {
     env: "DRIFTLESS_MANAGEMENT_URL",
     flag: "--management-url <url>",
-    commands: PLATFORM,
+    commands: CALLERS,
     parser: Url.optional(),
     help: "management API base URL, set with the observability one (both unset: built-in simulator)",
   },
   managementKeyId: {
     env: "DRIFTLESS_MANAGEMENT_KEY_ID",
     credential: true,
-    commands: PLATFORM,
+    commands: CALLERS,
     parser: SecretValue,
     help: "key id of the management API (required with DRIFTLESS_MANAGEMENT_URL)",
   },
   managementKeySecret: {
     env: "DRIFTLESS_MANAGEMENT_KEY_SECRET",
     credential: true,
-    commands: PLATFORM,
+    commands: CALLERS,
     parser: SecretValue,
     help: "key secret of the management API (required with DRIFTLESS_MANAGEMENT_URL)",
   },
   managementCredentialsDir: {
     env: "DRIFTLESS_MANAGEMENT_CREDENTIALS_DIR",
     flag: "--management-credentials-dir <dir>",
-    commands: PLATFORM,
+    commands: CALLERS,
     parser: z.string().min(1).optional(),
     help: "several organizations: a folder with <organizationId>.key-id and <organizationId>.key-secret per organization (unset: the single key for every organization)",
   },
   simulator: {
     env: "DRIFTLESS_SIMULATOR",
     flag: "--simulator <builtin>",
-    commands: PLATFORM,
+    commands: CALLERS,
     choices: ["builtin"],
     parser: z.enum(["builtin"]).optional(),
     help: "builtin: use the built-in simulator on purpose, with neither platform URL set (unset: the simulator only where both URLs are unset and run is not in a cluster, on the Kubernetes state store or electing a leader)",
@@ -244,28 +248,28 @@ export const SETTINGS = {
   observabilityUrl: {
     env: "DRIFTLESS_OBSERVABILITY_URL",
     flag: "--observability-url <url>",
-    commands: PLATFORM,
+    commands: CALLERS,
     parser: Url.optional(),
     help: "observability API base URL, set with the management one (both unset: built-in simulator)",
   },
   observabilityToken: {
     env: "DRIFTLESS_OBSERVABILITY_TOKEN",
     credential: true,
-    commands: PLATFORM,
+    commands: CALLERS,
     parser: SecretValue,
     help: "bearer token of the observability API (required with DRIFTLESS_OBSERVABILITY_URL)",
   },
   allowInsecure: {
     env: "DRIFTLESS_ALLOW_INSECURE",
     flag: "--allow-insecure",
-    commands: PLATFORM,
+    commands: CALLERS,
     parser: Bool.default(false),
     help: "accept an http:// platform URL that is not loopback (credentials travel in clear)",
   },
   maxServerWaitSeconds: {
     env: "DRIFTLESS_MAX_SERVER_WAIT",
     flag: "--max-server-wait <s>",
-    commands: PLATFORM,
+    commands: CALLERS,
     parser: Seconds.default(300),
     help: "longest Retry-After / X-RateLimit-Reset wait honoured, in seconds",
   },
@@ -312,6 +316,47 @@ export const SETTINGS = {
       .min(0)
       .optional(),
     help: "let this pass send up to N deletes that the mass-deletion guard holds (more than DRIFTLESS_MAX_DELETES)",
+  },
+  importKinds: {
+    env: "DRIFTLESS_IMPORT_KINDS",
+    flag: "--kind <kind...>",
+    commands: ["import"],
+    choices: IMPORT_KINDS,
+    parser: z
+      .preprocess(
+        (value) => (typeof value === "string" ? value.split(/[\s,]+/).filter(Boolean) : value),
+        z.array(z.enum(IMPORT_KINDS, { error: `must be kinds among ${IMPORT_KINDS.join(", ")}` })),
+      )
+      .default([]),
+    help: "the kinds to import, the flag repeated or the variable comma-separated (unset: every kind whose list can be read)",
+  },
+  importOrganizations: {
+    env: "DRIFTLESS_IMPORT_ORGANIZATIONS",
+    flag: "--organization <id...>",
+    commands: ["import"],
+    parser: List.default([]),
+    help: "organizations whose API keys, data pipes and reverse private endpoints are listed (unset: those the folder's manifests name, and those of DRIFTLESS_MANAGEMENT_CREDENTIALS_DIR)",
+  },
+  importServices: {
+    env: "DRIFTLESS_IMPORT_SERVICES",
+    flag: "--service <id...>",
+    commands: ["import"],
+    parser: List.default([]),
+    help: "services whose data pipes and reverse private endpoints are listed, in each organization (unset: those the folder's manifests name)",
+  },
+  importOut: {
+    env: "DRIFTLESS_IMPORT_DIR",
+    flag: "-o, --out <dir>",
+    commands: ["import"],
+    parser: z.string().min(1).optional(),
+    help: "the folder import reads (what is already addressed) and writes to, a folder per kind (unset: the manifests folder)",
+  },
+  importDryRun: {
+    env: "DRIFTLESS_IMPORT_DRY_RUN",
+    flag: "--dry-run",
+    commands: ["import"],
+    parser: Bool.default(false),
+    help: "list the files import would write, and write none",
   },
   keySecretsDir: {
     env: "DRIFTLESS_KEY_SECRETS_DIR",

@@ -216,6 +216,7 @@ describe("the documentation", () => {
         "simulator",
         "completion",
         "forget",
+        "import",
         "copy-state",
         "status",
         "suspend",

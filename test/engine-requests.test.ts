@@ -82,7 +82,10 @@ describe("apply sends each kind's smallest correct request", () => {
     expect(endpointId).toBeDefined();
     expect(wire.every((r) => r.status === 200)).toBe(true);
     const byRoute = (route: string) => wire.filter((r) => r.route?.endsWith(route)).map((r) => r.body);
-    expect(wire[0]?.method).toBe("POST");
+    const endpointPost = wire.findIndex((r) => r.route?.endsWith("datapipesReversePrivateEndpoints"));
+    const pipePatches = wire.flatMap((r, index) => (r.route?.endsWith("{dataPipeId}") ? [index] : []));
+    expect(endpointPost).toBeGreaterThanOrEqual(0);
+    expect(pipePatches.every((index) => index > endpointPost)).toBe(true);
     expect(byRoute("datapipesReversePrivateEndpoints")).toEqual([
       {
         description: "MSK of the orders team",

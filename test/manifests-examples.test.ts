@@ -20,7 +20,7 @@ describe("examples/", () => {
 
     const code = await validateCommand(config, { output: "text", resolveSecrets: true }, io);
 
-    expect(out).toEqual(["12 valid manifests, no problems"]);
+    expect(out).toEqual(["13 valid manifests, no problems"]);
     expect(code).toBe(0);
   });
 
@@ -69,6 +69,7 @@ describe("examples/", () => {
     expect(ids["DataPipe/customers-from-postgres"]).toContain("4c5d6e7f-8a9b-4c0d-9e2f-3a4b5c6d7e8f");
     expect(ids["Dashboard/platform-overview"]).toContain("65f1a2b3c4d5e6f708192a3b");
     expect(ids["AlertWatch/ingest-lag"]).toContain("65f1a2b3c4d5e6f708192a51");
+    expect(ids["Alert/errors-by-service"]).toContain("65f1a2b3c4d5e6f708192a61");
     expect(ids["Organization/acme-analytics"]).toContain("9a1c5e2f-3b4d-4c6e-8f70-1a2b3c4d5e6f");
   });
 

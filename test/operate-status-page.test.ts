@@ -6,7 +6,7 @@ import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { driftlessAsync, repo } from "./helpers/cli.js";
 import { type DaemonProcess, startDaemonProcess } from "./helpers/daemon-process.js";
-import { apiKey, useDaemonRun, WATCHES } from "./helpers/daemon-run.js";
+import { apiKey, ids, useDaemonRun, WATCHES } from "./helpers/daemon-run.js";
 import { until } from "./helpers/wait.js";
 
 /**
@@ -30,6 +30,22 @@ spec:
   keyId: "<b>bold</b>"
   name: x
   roles: [developer]
+`;
+
+/** The platform's own alert, managed: its live state is shown beside its status. */
+const ALERT = `apiVersion: driftless/v1
+kind: Alert
+metadata:
+  name: ingest-lag-alert
+spec:
+  alertId: ${ids.alertId}
+  dashboardId: ${ids.dashboardId}
+  tileId: ${ids.tileIds[0]}
+  name: Ingest lag
+  interval: 5m
+  thresholdType: above
+  threshold: 100
+  channel: { type: webhook, webhookId: ${ids.webhookId} }
 `;
 
 const run = useDaemonRun();
@@ -73,12 +89,13 @@ async function startWithHostileManifest(env: Record<string, string> = {}): Promi
     "keys/ci-deployer.yaml": apiKey("ci-deployer"),
     "keys/hostile.yaml": HOSTILE_MANIFEST,
     "watches.yaml": WATCHES,
+    "alerts/ingest-lag.yaml": ALERT,
   });
   const d = await run.start(env);
   await until(async () => {
     const answer = await fetch(`${d.url}/status`, { headers: { authorization: `Bearer ${TOKEN}` } });
     const body = (await answer.json()) as { revision: string; resources: Array<{ polledAt?: string }> };
-    return body.revision === revision && body.resources.filter((r) => r.polledAt).length === 2;
+    return body.revision === revision && body.resources.filter((r) => r.polledAt).length === 3;
   });
   return d;
 }
@@ -140,10 +157,22 @@ describe("the status page", () => {
         ["ApiKey", HOSTILE_NAME, "Invalid"],
       ]),
     );
-    expect(watches.map((row) => row.slice(0, 2))).toEqual([
-      ["AlertWatch", "ingest-lag"],
-      ["BackupWatch", "analytics-backups"],
+    expect(watches.map((row) => row.slice(0, 2))).toEqual(
+      expect.arrayContaining([
+        ["AlertWatch", "ingest-lag"],
+        ["BackupWatch", "analytics-backups"],
+        ["Alert", "ingest-lag-alert"],
+      ]),
+    );
+    // A managed Alert: its manifest's status among the resources, its live state beside the watches'.
+    expect(all.find((row) => row[1] === "ingest-lag-alert")?.slice(0, 3)).toEqual([
+      "Alert",
+      "ingest-lag-alert",
+      "Suspended",
     ]);
+    expect(watches.find((row) => row[1] === "ingest-lag-alert")?.[3]).toBe(
+      `state=OK, tileId=${ids.tileIds[0]}, dashboard=${ids.dashboardId}`,
+    );
     expect(budget.map((row) => [row[0], row[2], row[3]])).toEqual([
       ["management", "9", "10s"],
       ["observability", "90", "60s"],

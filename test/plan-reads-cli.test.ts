@@ -164,7 +164,7 @@ spec:
 
     expect(empty.code).toBe(2);
     expect(empty.stdout).toContain(
-      "NOTE: no live object was compared with git: driftless has applied none of these resources yet (a first apply sends every field they state); the ids of 1 resource(s) driftless has not applied yet were checked: each names an object of the platform\n",
+      "NOTE: no live object of a resource driftless applied was read: it has applied none of these resources yet; the ids of 1 resource(s) driftless has not applied yet were checked: each names an object of the platform; those found were compared with git (their first apply sends only what differs)\n",
     );
     expect(empty.stdout).not.toContain("none was changed outside git");
     expect(JSON.parse(json.stdout).reads).toEqual({
@@ -176,7 +176,7 @@ spec:
       missing: 0,
     });
     expect(partly.stdout).toContain(
-      "NOTE: the live objects of 1 resource(s) were read: 1 changed outside git, shown as the changes that put git's values back (an apply, or the daemon's next write, sends them); the ids of 1 resource(s) driftless has not applied yet were checked: each names an object of the platform; 1 resource(s) that name no id yet are not read (a first apply creates them)\n",
+      "NOTE: the live objects of 1 resource(s) were read: 1 changed outside git, shown as the changes that put git's values back (an apply, or the daemon's next write, sends them); the ids of 1 resource(s) driftless has not applied yet were checked: each names an object of the platform; those found were compared with git (their first apply sends only what differs); 1 resource(s) that name no id yet are not read (a first apply creates them)\n",
     );
   });
 

@@ -30,6 +30,7 @@ describe("driftless schema", () => {
       "DataPipe",
       "ReversePrivateEndpoint",
       "Dashboard",
+      "Alert",
       "AlertWatch",
       "BackupWatch",
     ]);

@@ -22,6 +22,15 @@ const expected: Record<string, string[]> = {
   "alias-bomb": [
     "bomb.yaml:1:1  BackupWatch/backups  too many aliases (more than 100): Excessive alias count indicates a resource exhaustion attack",
   ],
+  "alert-tile": [
+    "alerts.yaml:7:9  Alert/checkout-errors  spec.tile: Dashboard/checkout has no tile with key errors",
+    "alerts.yaml:19:9  Alert/slowest  spec.tile: tile slowest of Dashboard/checkout is a table tile: the platform puts alerts on line, stacked_bar and number tiles only",
+    "alerts.yaml:30:3  Alert/volume-band  spec.thresholdMax: is required with thresholdType between",
+    "alerts.yaml:35:12  Alert/volume-band  spec.groupBy: is for saved-search alerts only (the platform clears it on a tile alert)",
+    "alerts.yaml:36:26  Alert/volume-band  spec.scheduleOffsetMinutes: must be less than the interval (5 minutes)",
+    "alerts.yaml:37:12  Alert/volume-band  spec.channel: must be the first of channels when both are given",
+    "dashboard.yaml:8:5  Dashboard/checkout  spec.tiles: has no tile with key errors, which Alert/checkout-errors (alerts.yaml:1) watches: the platform deletes an alert with its tile; keep the tile, or move or remove the alert",
+  ],
   "bad-annotation": [
     "key.yaml:6:23  ApiKey/ci  metadata.annotations.driftless/suspnd: unknown driftless annotation; did you mean driftless/suspend? (known: driftless/suspend, driftless/previous-name, driftless/drift, driftless/deletion-policy)",
     'key.yaml:18:24  ApiKey/deployer  metadata.annotations.driftless/suspend: must be "true" or "false"',
@@ -118,7 +127,7 @@ const expected: Record<string, string[]> = {
     "pipe.yaml:12:7  DataPipe/orders  spec.source.kafka.bootstrapServers: unknown field (not in the API's request body)",
   ],
   "unknown-kind": [
-    "things.yaml:2:7  Pipeline/orders  kind: must be one of Organization, ApiKey, DataPipe, ReversePrivateEndpoint, Dashboard, AlertWatch, BackupWatch",
+    "things.yaml:2:7  Pipeline/orders  kind: must be one of Organization, ApiKey, DataPipe, ReversePrivateEndpoint, Dashboard, Alert, AlertWatch, BackupWatch",
     "things.yaml:7:1  -  a manifest is a mapping with apiVersion, kind, metadata and spec",
   ],
   "wrong-api-version": ["watch.yaml:1:13  AlertWatch/lag  apiVersion: must be driftless/v1"],

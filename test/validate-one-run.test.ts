@@ -176,7 +176,7 @@ describe("driftless validate finds every problem in one run", () => {
     const result = driftless(["validate", dir]);
 
     expect(result.stdout.split("\n")).toEqual([
-      "keys.yaml:2:7  APIKey/ci  kind: must be one of Organization, ApiKey, DataPipe, ReversePrivateEndpoint, Dashboard, AlertWatch, BackupWatch; did you mean ApiKey?",
+      "keys.yaml:2:7  APIKey/ci  kind: must be one of Organization, ApiKey, DataPipe, ReversePrivateEndpoint, Dashboard, Alert, AlertWatch, BackupWatch; did you mean ApiKey?",
       "keys.yaml:14:23  ApiKey/deployer  metadata.annotations.driftless/suspnd: unknown driftless annotation; did you mean driftless/suspend? (known: driftless/suspend, driftless/previous-name, driftless/drift, driftless/deletion-policy)",
       "2 problems in 2 manifests; 0 of 2 manifests valid",
       "",

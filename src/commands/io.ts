@@ -10,6 +10,11 @@ export type Io = {
   env: Readonly<Record<string, string | undefined>>;
   /** Is stderr, where logs go, a terminal? Then logs are pretty unless a format is set. Default false. */
   errIsTerminal?: boolean;
+  /**
+   * Rewrites one progress line on stderr, undefined clears it; absent when stderr is not a terminal
+   * (nothing extra is printed then).
+   */
+  progress?(line: string | undefined): void;
 };
 
 export type OutputFormat = "text" | "json";

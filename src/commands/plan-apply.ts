@@ -107,22 +107,23 @@ export async function planCommand(config: Config, options: PlanOptions, io: Io):
 }
 
 /**
- * What plan says of its reads: how many live objects it read and how many of those differ from git;
- * the ids of the resources driftless never applied, checked to exist (a first apply sends every field,
- * so there is nothing to compare yet), and those that name no object; how many could not be read; and
- * how many name no id yet (a first apply creates them: nothing to read).
+ * What plan says of its reads: how many live objects of applied resources it read and how many of those
+ * differ from git; the ids of the resources driftless never applied, checked to exist (each that does
+ * was compared with its live object before it was planned, so that its first apply sends only what
+ * differs from git), and those that name no object; how many could not be read; and how many name no id
+ * yet (a first apply creates them: nothing to read).
  */
 function readsNotice({ read, drifted, unread, unapplied, checked, missing }: DriftCounts): string {
   const parts = [
     read + unread === 0
-      ? "no live object was compared with git: driftless has applied none of these resources yet (a first apply sends every field they state)"
+      ? "no live object of a resource driftless applied was read: it has applied none of these resources yet"
       : drifted === 0
         ? `the live objects of ${read} resource(s) were read: none was changed outside git`
         : `the live objects of ${read} resource(s) were read: ${drifted} changed outside git, shown as the changes that put git's values back (an apply, or the daemon's next write, sends them)`,
   ];
   if (checked > 0)
     parts.push(
-      `the ids of ${checked} resource(s) driftless has not applied yet were checked: ${missing === 0 ? "each names an object of the platform" : `${missing} name no object (shown as errors)`}`,
+      `the ids of ${checked} resource(s) driftless has not applied yet were checked: ${missing === 0 ? "each names an object of the platform" : `${missing} name no object (shown as errors)`}; those found were compared with git (their first apply sends only what differs)`,
     );
   if (unread > 0) parts.push(`${unread} could not be read (see their notes)`);
   if (unapplied > 0)

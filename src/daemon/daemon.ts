@@ -219,10 +219,15 @@ function createPolls(deps: DaemonDeps, parts: Parts, loop: () => PassLoop | unde
 
   async function round(): Promise<void> {
     if (!leadership.isLeader() || aborted.signal.aborted) return;
-    const statuses = await poller.poll(await manifests(), aborted.signal);
+    const current = await manifests();
+    const [statuses, live] = await Promise.all([
+      poller.poll(current, aborted.signal),
+      poller.alertStates(current, aborted.signal),
+    ]);
     // Leadership was lost while the round ran: its figures belong to the new leader now.
     if (!leadership.isLeader()) return poller.clear();
     board.recordWatches(statuses);
+    board.recordLive(live);
     passMetrics.recordStatuses(board.statuses());
   }
   // A round already running answers a new request too: the first round after the first pass and

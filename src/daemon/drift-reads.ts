@@ -3,7 +3,7 @@ import { digestOf, jsonPreview, shownValue } from "../bounded-values.js";
 import type { DriftField } from "../drift/index.js";
 import { messageOf } from "../errors.js";
 import { observeOf } from "../kinds/index.js";
-import { isNone } from "../kinds/kind.js";
+import { isNone, type PlanContext } from "../kinds/kind.js";
 import { DRIFTLESS_ANNOTATIONS } from "../manifests/fields.js";
 import type { Manifest } from "../manifests/manifest.js";
 import { mapLimited } from "../map-limited.js";
@@ -164,11 +164,14 @@ export class ReadRounds {
     const started = monotonic();
     let index = 0;
     const records = picked.length > 0 ? await this.deps.records() : {};
+    // How a resource sees those it names (an alert its dashboard's tiles): by the round's manifests.
+    const named = synced.map(({ manifest }) => manifest);
+    const context = contextOfRecords(records, this.deps.now?.() ?? new Date(), named);
     await mapLimited(picked, this.deps.concurrency ?? 4, async ({ manifest, lastAppliedAt }) => {
       const startAt = index++ * spacing;
       if (spacing > 0) await sleep(Math.max(0, startAt - (monotonic() - started)), signal);
       if (signal?.aborted) return;
-      await this.readOne(manifest, records, signal, (id) => stillApplied(id, lastAppliedAt));
+      await this.readOne(manifest, records, context, signal, (id) => stillApplied(id, lastAppliedAt));
     });
     const heal: string[] = [];
     for (const { manifest } of picked) {
@@ -181,6 +184,7 @@ export class ReadRounds {
   private async readOne(
     manifest: Manifest,
     records: Records,
+    context: PlanContext,
     signal: AbortSignal | undefined,
     stillApplied: (id: string) => boolean,
   ): Promise<void> {
@@ -190,7 +194,6 @@ export class ReadRounds {
     let found: Compared | undefined;
     try {
       const read = createRead(this.deps.platform);
-      const context = contextOfRecords(records, this.deps.now?.() ?? new Date());
       found = await readAndCompare(read, manifest, records[id], context, signal ? { signal } : {});
     } catch (error) {
       if (signal?.aborted) return;

@@ -3,11 +3,13 @@ import { mapLimited } from "../map-limited.js";
 import type { PlatformClient } from "../platform/client.js";
 import { resourceId } from "../resources.js";
 import { defaultOf, SETTINGS } from "../settings.js";
+import type { Records } from "../state/saved-records.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { pollAlert } from "./alert-poll.js";
+import { readAlertStates } from "./alert-states.js";
 import { type BackupPoll, pollBackups } from "./backup-poll.js";
-import type { WatchStatus } from "./status-board.js";
+import type { LiveState, WatchStatus } from "./status-board.js";
 
 export type PollerDeps = {
   platform: PlatformClient;
@@ -16,6 +18,8 @@ export type PollerDeps = {
    * them: a poll round never loads the state.
    */
   tileIdsOf: (dashboardName: string) => Promise<Record<string, string> | undefined>;
+  /** The records as last loaded or saved: the ids of the Alerts driftless created. */
+  records?: () => Promise<Records>;
   metrics: Metrics;
   logger: Logger;
   now?: () => number;
@@ -85,6 +89,21 @@ export class Poller {
       this.backupSeries.delete(key);
     }
     return statuses;
+  }
+
+  /**
+   * The live state of each managed Alert of `manifests` (alert-states.ts), for the status beside its
+   * manifest's. Never throws: a failed read is that alert's state.
+   */
+  alertStates(manifests: readonly Manifest[], signal?: AbortSignal): Promise<Map<string, LiveState>> {
+    const alerts = manifests.filter((m): m is ManifestOf<"Alert"> => m.kind === "Alert");
+    const { platform, records, now } = this.deps;
+    return readAlertStates(alerts, {
+      platform,
+      ...(records ? { records } : {}),
+      ...(signal ? { signal } : {}),
+      ...(now ? { now } : {}),
+    });
   }
 
   /** Removes every series this poller set (a replica that stops leading must not export stale ones). */

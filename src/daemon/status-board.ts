@@ -21,6 +21,9 @@ export type WatchStatus = ResourceStatus & {
   polledAt: string;
 };
 
+/** The live state of a managed resource the poll reads (an Alert's state), shown beside its status. */
+export type LiveState = { observed: NonNullable<WatchStatus["observed"]>; polledAt: string };
+
 /** One resource in `GET /status`. */
 export type StatusEntry = {
   kind: string;
@@ -44,6 +47,7 @@ export type StatusEntry = {
   note?: string;
   /** Of a Drifted resource: the fields that differ, with what git states and what is live. */
   drift?: DriftField[];
+  /** A watch's or a managed Alert's live state as the last poll found it. */
   observed?: WatchStatus["observed"];
   polledAt?: string;
 };
@@ -85,6 +89,7 @@ export class StatusBoard {
   private lastPass: (PassResult & { trigger: Trigger }) | undefined;
   private passError: string | undefined;
   private watches = new Map<string, WatchStatus>();
+  private live = new Map<string, LiveState>();
 
   /**
    * `reads`: what the read rounds know of each resource (DRIFTLESS_READS=on); without it, nothing is
@@ -130,6 +135,12 @@ export class StatusBoard {
     this.byId = undefined;
     this.passError = undefined;
     this.watches = new Map();
+    this.live = new Map();
+  }
+
+  /** Replaces the live states of the managed resources with the newest poll's (an Alert's state). */
+  recordLive(states: ReadonlyMap<string, LiveState>): void {
+    this.live = new Map(states);
   }
 
   /** Replaces every watch status with the ones of the newest poll (a deleted manifest disappears). */
@@ -198,6 +209,11 @@ export class StatusBoard {
   private entryOf(status: ResourceStatus | WatchStatus): StatusEntry {
     const entry = entryOf(status);
     if ("polledAt" in status) return entry;
+    const live = this.live.get(resourceId(status));
+    if (live) {
+      entry.observed = live.observed;
+      entry.polledAt = live.polledAt;
+    }
     const known = this.reads?.verification(resourceId(status));
     entry.verifiedAt = known?.verifiedAt ?? null;
     if (status.status === "Drifted" && known?.drift) entry.drift = known.drift.fields;

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { WATCH_KINDS } from "../manifests/manifest.js";
 import { RESOURCE_STATUSES } from "../resources.js";
 import type { StatusDocument } from "./status-board.js";
 
@@ -50,7 +51,7 @@ export function scriptJson(value: unknown): string {
 }
 
 function html(nonce: string, document: StatusDocument | undefined): string {
-  const config = { refreshMs: PAGE_REFRESH_MS, statuses: RESOURCE_STATUSES };
+  const config = { refreshMs: PAGE_REFRESH_MS, statuses: RESOURCE_STATUSES, watchKinds: WATCH_KINDS };
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -80,7 +81,7 @@ function html(nonce: string, document: StatusDocument | undefined): string {
   <table id="resources"><thead><tr><th>Kind</th><th>Name</th><th>Status</th><th>Reason</th><th>Request id</th><th>Last applied</th><th>Verified</th></tr></thead><tbody></tbody></table>
 </section>
 <section>
-  <h2>Watched alerts and backups</h2>
+  <h2>Alerts and backups, as the last poll found them</h2>
   <table id="watches"><thead><tr><th>Kind</th><th>Name</th><th>Status</th><th>Observed</th><th>Polled</th></tr></thead><tbody></tbody></table>
 </section>
 <section>
@@ -179,7 +180,8 @@ function drawSummary(doc) {
 function drawResources(doc) {
   const body = $("resources").tBodies[0];
   body.replaceChildren();
-  const managed = doc.resources.filter((r) => r.polledAt === undefined);
+  // Managed resources; a managed Alert also shows its live state below, beside the watches.
+  const managed = doc.resources.filter((r) => !config.watchKinds.includes(r.kind));
   let count = 0;
   for (const r of managed) {
     if (!shown(r)) continue;

@@ -15,7 +15,7 @@ import {
 import type { ResourceRecord } from "../state/store.js";
 import type { LiveRead, Subject } from "./kind.js";
 import { type Complete, none, type PlanInput } from "./kind.js";
-import { foldLive, specPathOf } from "./shared.js";
+import { baselineRecord, foldLive, specPathOf } from "./shared.js";
 
 /**
  * An API key: adopted by its `keyId`, or created when the manifest names none. A created key's id and
@@ -208,6 +208,20 @@ export const apiKey: Complete<"ApiKey"> = {
     drift: ({ spec }, live) =>
       walk(desired(spec), live, { roles: { kind: "set" }, ipAccessList: { kind: "set" } }),
     fold: (record, fields, live) => foldLive(record, fields, live),
+    baseline: (input, live, fields) =>
+      foldLive(baselineRecord(input, requestFields(input.spec), live), fields, live),
+    listed: (key) => {
+      const keyId = keyIdOf(key);
+      if (keyId === undefined) return undefined;
+      return {
+        request: {
+          route: "listApiKeys",
+          params: { organizationId: key.spec.organizationId },
+          body: undefined,
+        },
+        live: (answer) => answer.find((listed) => sameId(listed.id, keyId)),
+      } satisfies LiveRead<"listApiKeys">;
+    },
   },
   poll: none("an API key is written, not watched"),
   specPath: specPathOf(),

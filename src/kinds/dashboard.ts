@@ -1,4 +1,5 @@
 import { type DriftField, walk } from "../drift/compare.js";
+import { sameId } from "../manifests/identity.js";
 import type { Change, ResourcePlan, SpecOf, Write } from "../plan/types.js";
 import { isPlainObject, member, omit, same, stored } from "../plan/values.js";
 import {
@@ -9,7 +10,7 @@ import {
 import { configOfSeries, type SeriesInput } from "../platform/tile-config.js";
 import type { ResourceRecord } from "../state/store.js";
 import { type Complete, type LiveRead, none, type PlanInput, type Subject } from "./kind.js";
-import { foldLive, specPathOf } from "./shared.js";
+import { baselineRecord, foldLive, specPathOf } from "./shared.js";
 
 /**
  * A dashboard, adopted by its `dashboardId` or created with its POST when the manifest names none, and
@@ -325,10 +326,40 @@ function compareTile(tile: Tile, live: Record<string, unknown>, path: string): D
 /** Marks a dashboard's applied form as differing, so that its PUT (which sends every tile) is planned. */
 const OUTSIDE_GIT = "(changed outside git)";
 
+function fold(record: ResourceRecord, fields: readonly DriftField[], live: unknown): ResourceRecord {
+  const tiles = fields.some((field) => field.path.startsWith("tiles"));
+  const folded = foldLive(
+    record,
+    fields.filter((field) => !field.path.startsWith("tiles")),
+    live,
+  );
+  return tiles ? { ...folded, applied: { ...folded.applied, [OUTSIDE_GIT]: true } } : folded;
+}
+
+/**
+ * A dashboard met for the first time (reads on): its tiles' ids are the manifest's (an adoption), as if
+ * it had been PUT and answered `live`; a tile that differs live, or has no id yet, makes the PUT.
+ */
+function baseline(input: PlanInput<"Dashboard">, live: object, fields: readonly DriftField[]) {
+  const { kind, name, spec } = input;
+  const tileIds = adoptedIds(spec.tiles);
+  const tried: ResourceRecord = { kind, name, tileIds, applied: { [ADOPTED]: tileIds } };
+  return fold(baselineRecord(input, withIds(spec, tried), live, { tileIds }), fields, live);
+}
+
+/** The tile ids by key that a PUT of the dashboard sends now: what an alert on one of its tiles names. */
+function tileIdsOf(spec: Spec, record: ResourceRecord | undefined): Record<string, string> {
+  const ids: Record<string, string> = {};
+  for (const tile of withIds(spec, record).tiles) if (tile.id !== undefined) ids[tile.key] = tile.id;
+  return ids;
+}
+
 export const dashboard: Complete<"Dashboard"> = {
   kind: "Dashboard",
-  phase: "dependents",
+  // Alerts name dashboards' tiles and need their ids: dashboards are applied first.
+  phase: "prerequisites",
   references: () => [],
+  parts: tileIdsOf,
   address: (spec, record) => {
     const id = spec.dashboardId ?? record?.serverId;
     return id === undefined ? undefined : { id };
@@ -372,14 +403,15 @@ export const dashboard: Complete<"Dashboard"> = {
       } satisfies LiveRead<"getDashboard">;
     },
     drift,
-    fold: (record, fields, live) => {
-      const tiles = fields.some((field) => field.path.startsWith("tiles"));
-      const folded = foldLive(
-        record,
-        fields.filter((field) => !field.path.startsWith("tiles")),
-        live,
-      );
-      return tiles ? { ...folded, applied: { ...folded.applied, [OUTSIDE_GIT]: true } } : folded;
+    fold,
+    baseline,
+    listed: (board) => {
+      const id = idOf(board);
+      if (id === undefined) return undefined;
+      return {
+        request: { route: "listDashboards", params: {}, body: undefined },
+        live: (answer) => answer.find((listed) => sameId(listed.id, id)),
+      } satisfies LiveRead<"listDashboards">;
     },
   },
   poll: none("a dashboard is written, not watched"),

@@ -21,7 +21,7 @@ import {
   type ReferenceState,
   type Subject,
 } from "./kind.js";
-import { foldLive, specPathOf } from "./shared.js";
+import { baselineRecord, foldLive, specPathOf } from "./shared.js";
 
 /**
  * A data pipe: adopted by its `dataPipeId`, or created with its POST when the manifest names none.
@@ -459,6 +459,27 @@ function created(
   });
 }
 
+/** Live values folded into `observed`: the three-way mappings, and the state, which the state command reads. */
+const LIVE_IN_OBSERVED = [LIST_PATH, "state"];
+
+/**
+ * A pipe met for the first time (reads on): as if its fields had been sent, its live mappings observed
+ * (none of them driftless's), its scaling as live (so that a scaling that differs is sent); its state
+ * command follows from the live state as always. Undefined while an endpoint it names has no id.
+ */
+function baseline(input: PlanInput<"DataPipe">, live: object, fields: readonly DriftField[]) {
+  const want = desired(input.spec, input.context);
+  if (want.unresolved && want.unresolved.state !== "ready") return undefined;
+  const scaling = member(live, "scaling");
+  const stated = Object.keys(input.spec.scaling ?? {});
+  const liveScaling = isPlainObject(scaling)
+    ? Object.fromEntries(stated.flatMap((key) => (scaling[key] == null ? [] : [[key, scaling[key]]])))
+    : undefined;
+  const sent = { ...want.fields, ...(input.spec.scaling ? { scaling: liveScaling ?? {} } : {}) };
+  const record = baselineRecord(input, sent, live, want.mappings ? { owned: { [LIST]: [] } } : {});
+  return foldLive(record, fields, live, LIVE_IN_OBSERVED);
+}
+
 export const dataPipe: Complete<"DataPipe"> = {
   kind: "DataPipe",
   phase: "dependents",
@@ -543,8 +564,17 @@ export const dataPipe: Complete<"DataPipe"> = {
       }),
       ...stateDrift(spec, live),
     ],
-    // The live state goes to `observed`, where the state command reads it.
-    fold: (record, fields, live) => foldLive(record, fields, live, [LIST_PATH, "state"]),
+    fold: (record, fields, live) => foldLive(record, fields, live, LIVE_IN_OBSERVED),
+    baseline,
+    listed: (pipe) => {
+      const dataPipeId = pipeIdOf(pipe);
+      if (dataPipeId === undefined) return undefined;
+      const { organizationId, serviceId } = pipe.spec;
+      return {
+        request: { route: "listDataPipes", params: { organizationId, serviceId }, body: undefined },
+        live: (answer) => answer.find((listed) => sameId(listed.id, dataPipeId)),
+      } satisfies LiveRead<"listDataPipes">;
+    },
   },
   poll: none("a data pipe is written, not watched"),
   specPath: (path, spec) => {

@@ -1,6 +1,8 @@
 import type { DriftField } from "../drift/compare.js";
-import type { Kind } from "../manifests/manifest.js";
+import type { Kind, Manifest } from "../manifests/manifest.js";
 import type { ResourcePlan } from "../plan/types.js";
+import type { ResourceRecord } from "../state/store.js";
+import { alert } from "./alert.js";
 import { apiKey } from "./api-key.js";
 import { dashboard } from "./dashboard.js";
 import { dataPipe } from "./data-pipe.js";
@@ -14,6 +16,7 @@ import {
   type Observe,
   type Phase,
   type PlanInput,
+  type ReferenceState,
 } from "./kind.js";
 import { organization } from "./organization.js";
 import { reversePrivateEndpoint } from "./reverse-private-endpoint.js";
@@ -30,6 +33,7 @@ export const KIND_MODULES: { [K in Kind]: Complete<K> } = {
   DataPipe: dataPipe,
   ReversePrivateEndpoint: reversePrivateEndpoint,
   Dashboard: dashboard,
+  Alert: alert,
   AlertWatch: alertWatch,
   BackupWatch: backupWatch,
 };
@@ -66,4 +70,21 @@ export function liveReadOf<K extends Kind>(input: PlanInput<K>): LiveRead | unde
 export function driftOf<K extends Kind>(input: PlanInput<K>, live: unknown): DriftField[] {
   const observe = observeOf(input.kind);
   return isNone(observe) ? [] : observe.drift(input, live);
+}
+
+/**
+ * The object of a resource that others name, as they see it: ready once it has an id (the one its
+ * manifest adopts, else the one its create was answered with), with the ids of its parts by key (a
+ * dashboard's tiles); undefined while it has none.
+ */
+export function readyObject(
+  manifest: Manifest,
+  record: ResourceRecord | undefined,
+): Extract<ReferenceState, { state: "ready" }> | undefined {
+  const module: KindModule<Kind> = kindOf(manifest.kind);
+  const create = module.create;
+  const id = record?.serverId ?? (isNone(create) ? undefined : create.idOf(manifest.spec));
+  if (id === undefined) return undefined;
+  const parts = module.parts?.(manifest.spec, record);
+  return { state: "ready", id, ...(parts ? { parts } : {}) };
 }

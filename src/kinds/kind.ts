@@ -18,15 +18,19 @@ export const none = (why: string): None => ({ none: why });
 export const isNone = (operation: object): operation is None => "none" in operation;
 
 /**
- * When a kind is applied within a pass: `prerequisites` first (reverse private endpoints: pipes name
- * them and need their ids), then `dependents`.
+ * When a kind is applied within a pass: `prerequisites` first (reverse private endpoints and
+ * dashboards: pipes and alerts name them and need their ids), then `dependents`. Deletes go the other
+ * way: dependents first.
  */
 export const PHASES = ["prerequisites", "dependents"] as const;
 export type Phase = (typeof PHASES)[number];
 
-/** A resource this one names by manifest name, as the pass sees it now. */
+/**
+ * A resource this one names by manifest name, as the pass sees it now: ready with its object's id (and
+ * the ids of its parts by key, a dashboard's tiles), or why not.
+ */
 export type ReferenceState =
-  | { state: "ready"; id: string }
+  | { state: "ready"; id: string; parts?: Readonly<Record<string, string>> }
   | { state: "waiting"; reason: string }
   | { state: "missing"; reason: string };
 
@@ -122,6 +126,19 @@ export type Observe<K extends Kind> = {
   fold(record: ResourceRecord, fields: readonly DriftField[], live: unknown): ResourceRecord;
   /** What the status says when the object was changed outside git but cannot be put back, if so. */
   fixed?: string;
+  /**
+   * First contact (reads on, an object its manifest names that driftless never applied): the record as
+   * if the manifest had just been applied and answered `live`, with the `fields` that differ folded in,
+   * so that the plan sends only what differs from git (nothing when the object equals its manifest).
+   * Undefined when it cannot be made yet (a reference not ready).
+   */
+  baseline(input: PlanInput<K>, live: object, fields: readonly DriftField[]): ResourceRecord | undefined;
+  /**
+   * The list that holds the live object beside others of its kind (the keys of an organization, the
+   * alerts of the team), with this object picked from its answer: first contacts read each list once
+   * per pass instead of one GET per object. Undefined when there is none (then `read`).
+   */
+  listed(subject: Subject<K>): LiveRead | undefined;
 };
 
 /**
@@ -173,6 +190,11 @@ export type KindModule<K extends Kind> = {
     spec: ManifestOf<K>["spec"],
     record: ResourceRecord | undefined,
   ): Record<string, string> | undefined;
+  /**
+   * The ids of its object's parts by key (a dashboard's tiles), as the spec and the record know them:
+   * what a resource naming one of them (an alert, by tile key) sends. Absent: a kind without parts.
+   */
+  parts?(spec: ManifestOf<K>["spec"], record: ResourceRecord | undefined): Record<string, string>;
   create: Create<K> | None;
   update: Update<K>;
   delete: Delete | None;

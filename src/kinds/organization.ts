@@ -12,7 +12,7 @@ import {
 } from "../platform/management.js";
 import type { ResourceRecord } from "../state/store.js";
 import { type Complete, none, type PlanInput } from "./kind.js";
-import { foldLive, specPathOf } from "./shared.js";
+import { baselineRecord, foldLive, specPathOf } from "./shared.js";
 
 /**
  * An organization, adopted by its id and never created nor deleted: its `name`, and `privateEndpoints`
@@ -138,6 +138,10 @@ export const organization: Complete<"Organization"> = {
         [LIST]: { kind: "contains", key: (entry) => String(member(entry, "id")) },
       }),
     fold: (record, fields, live) => foldLive(record, fields, live, [LIST]),
+    // The live list is observed; none of its entries is driftless's (owned) until it adds one.
+    baseline: (input, live, fields) =>
+      foldLive(baselineRecord(input, input.spec, live, { owned: { [LIST]: [] } }), fields, live, [LIST]),
+    listed: () => undefined,
   },
   poll: none("an organization is written, not watched"),
   // privateEndpoints.add[i] of a first request against an empty live list is the manifest's privateEndpoints[i].

@@ -7,7 +7,7 @@ import { omit } from "../plan/values.js";
 import type { CreateReversePrivateEndpointBody } from "../platform/management.js";
 import type { ResourceRecord } from "../state/store.js";
 import { type Complete, type LiveRead, none, type PlanInput, type Subject } from "./kind.js";
-import { specPathOf } from "./shared.js";
+import { foldLive, specPathOf } from "./shared.js";
 
 /**
  * A reverse private endpoint: created once with its POST (or adopted by `spec.id`); there is no update,
@@ -112,6 +112,21 @@ function matches({ spec }: Endpoint, listed: Record<string, unknown>): boolean {
   });
 }
 
+/** An endpoint is read from its service's list: there is no GET of one in both contracts. */
+function listedEndpoint({ spec, record }: Endpoint) {
+  const id = record?.serverId ?? spec.id;
+  if (id === undefined) return undefined;
+  const { organizationId, serviceId } = spec;
+  return {
+    request: {
+      route: "listReversePrivateEndpoints",
+      params: { organizationId, serviceId },
+      body: undefined,
+    },
+    live: (answer) => answer.find((endpoint) => sameId(endpoint.id, id)),
+  } satisfies LiveRead<"listReversePrivateEndpoints">;
+}
+
 const ENDPOINT_FIXED =
   "changed outside git, and a reverse private endpoint cannot be updated: revert the change in the platform, or create a replacement under a new manifest name (and move the pipes to it)";
 
@@ -170,23 +185,19 @@ export const reversePrivateEndpoint: Complete<"ReversePrivateEndpoint"> = {
         : undefined,
   },
   observe: {
-    read: ({ spec, record }) => {
-      const id = record?.serverId ?? spec.id;
-      if (id === undefined) return undefined;
-      const { organizationId, serviceId } = spec;
-      return {
-        request: {
-          route: "listReversePrivateEndpoints",
-          params: { organizationId, serviceId },
-          body: undefined,
-        },
-        live: (answer) => answer.find((endpoint) => sameId(endpoint.id, id)),
-      } satisfies LiveRead<"listReversePrivateEndpoints">;
-    },
+    read: listedEndpoint,
     drift: ({ spec }, live) => walk(desired(spec), live),
     // It cannot be updated: a change made outside git is reported (`fixed`), never sent back.
     fold: (record) => record,
     fixed: ENDPOINT_FIXED,
+    // Met for the first time: recorded as adopted, what differs live as if it had been sent, so that the
+    // plan shows the change it cannot send (and refuses it).
+    baseline: (input, live, fields) => {
+      const { id } = input.spec;
+      if (id === undefined) return undefined;
+      return foldLive(adopted(input, id, live, input.context.now.toISOString()), fields, live);
+    },
+    listed: listedEndpoint,
   },
   poll: none("an endpoint is written, not watched"),
   specPath: specPathOf(),

@@ -1,7 +1,9 @@
 import type { DriftField } from "../drift/compare.js";
 import type { FieldPath } from "../manifests/manifest.js";
-import { isPlainObject, member } from "../plan/values.js";
+import { appliedRecord } from "../plan/record.js";
+import { isPlainObject, member, withoutSecretLeaves } from "../plan/values.js";
 import type { ResourceRecord } from "../state/store.js";
+import type { PlanInput } from "./kind.js";
 
 /** What several kinds' modules share: where a request's field comes from, and folding drift. */
 
@@ -49,4 +51,24 @@ export function foldLive(
       : { ...next, applied: withAt(next.applied, at, liveValue) };
   }
   return next;
+}
+
+/**
+ * The record of a first contact (Observe.baseline) before its drift is folded in: as if `sent` had just
+ * been applied (at the pass's time) and answered `live`. Secrets are left out of `applied`: a live
+ * credential cannot be read, so the first write sends git's.
+ */
+export function baselineRecord(
+  { kind, name, record, context }: PlanInput,
+  sent: object,
+  live: object,
+  fields: Partial<ResourceRecord> = {},
+): ResourceRecord {
+  return appliedRecord(
+    { kind, name, record },
+    withoutSecretLeaves(sent),
+    context.now.toISOString(),
+    live,
+    fields,
+  );
 }

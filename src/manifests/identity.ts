@@ -26,6 +26,7 @@ const ADDRESS_FIELDS: { [K in Kind]: readonly string[] } = {
   DataPipe: ["organizationId", "serviceId", "dataPipeId"],
   ReversePrivateEndpoint: ["id"],
   Dashboard: ["dashboardId"],
+  Alert: ["alertId"],
   AlertWatch: ["alertId"],
   BackupWatch: ["organizationId", "serviceId"],
 };

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Position } from "../errors.js";
+import { Alert } from "./specs/alert.js";
 import { AlertWatch } from "./specs/alert-watch.js";
 import { ApiKey } from "./specs/api-key.js";
 import { BackupWatch } from "./specs/backup-watch.js";
@@ -15,6 +16,7 @@ const DOCUMENTS = [
   DataPipe,
   ReversePrivateEndpoint,
   Dashboard,
+  Alert,
   AlertWatch,
   BackupWatch,
 ] as const;

@@ -15,6 +15,8 @@ const NOT_FOUND: { [K in Kind]: string } = {
   ReversePrivateEndpoint: "the organizationId or serviceId names no service: fix the id",
   Dashboard:
     "the dashboardId names no dashboard: fix the id, or remove dashboardId from the manifest to let driftless create the dashboard",
+  Alert:
+    "the alertId names no alert (the platform deletes an alert with its tile or its dashboard): fix the id, or remove alertId from the manifest to let driftless create the alert",
   AlertWatch:
     "the alertId names no alert (the platform deletes an alert when its tile disappears): fix the id, or remove the watch",
   BackupWatch: "the organizationId or serviceId names no service: fix the id",

@@ -230,7 +230,8 @@ function issueProblems(issue: z.core.$ZodIssue, raw: unknown, locate: Locate, sc
       },
     ];
   }
-  const missing = path.length > 0 && !isPresent(raw, path);
+  // A rule between fields says why its missing field is needed; zod's own "required" says only that.
+  const missing = path.length > 0 && issue.code !== "custom" && !isPresent(raw, path);
   return [
     {
       position: locate(path),

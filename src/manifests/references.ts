@@ -28,8 +28,9 @@ export type ReferenceOptions = {
 
 /**
  * Checks that need more than one manifest: names unique per kind, no two manifests addressing the same
- * API object, and references by manifest name (DataPipe → ReversePrivateEndpoint, AlertWatch →
- * Dashboard and tile). Returns the manifests that can be acted on: the first of two duplicates is
+ * API object, and references by manifest name (DataPipe → ReversePrivateEndpoint, Alert and AlertWatch
+ * → Dashboard and tile; a Dashboard without a tile an Alert watches is refused too, naming the Alert,
+ * since the platform deletes an alert with its tile). Returns the manifests that can be acted on: the first of two duplicates is
  * kept, a later duplicate and a manifest with a broken reference are dropped (each with a problem),
  * and become invalid documents beside the ones given.
  */
@@ -46,6 +47,7 @@ export function checkReferences(
   for (const doc of [...manifests, ...invalid]) {
     if (doc.kind === "DataPipe") pipeEndpoints(doc, endpoints, check);
     if (doc.kind === "AlertWatch") alertDashboard(doc, dashboards, check);
+    if (doc.kind === "Alert") alertTile(doc, dashboards, check);
   }
   oneDashboardPerTile(dashboards, check);
   const dropped = manifests.filter((m) => check.dropped.has(m)).map(asInvalid);
@@ -203,6 +205,44 @@ function alertDashboard(watch: Doc, dashboards: ReadonlyMap<string, Target>, che
   if (!tiles.some((t) => stringField("key")(t) === tile)) {
     check.report(watch, ["spec", "tile"], `${idOf(dashboard.doc)} has no tile with key ${tile}`);
   }
+}
+
+/** Series types whose tiles carry alerts (line, stacked_bar and number tiles). */
+const ALERTABLE = new Set(["time", "number"]);
+
+/**
+ * The dashboard and tile an Alert names exist, and the tile can carry an alert. A dashboard without the
+ * tile is refused too, naming the alert: applied, it would delete the alert with the tile.
+ */
+function alertTile(alert: Doc, dashboards: ReadonlyMap<string, Target>, check: Check): void {
+  const name = textAt(alert, "dashboard");
+  const tile = textAt(alert, "tile");
+  if (name === undefined || tile === undefined) return;
+  const dashboard = dashboards.get(name);
+  if (!dashboard) {
+    check.report(alert, ["spec", "dashboard"], `no Dashboard named ${name}`);
+    return;
+  }
+  const tiles = specAt(dashboard.doc, "tiles");
+  if (!Array.isArray(tiles)) return;
+  const found = tiles.find((t) => stringField("key")(t) === tile);
+  if (!found) {
+    check.report(alert, ["spec", "tile"], `${idOf(dashboard.doc)} has no tile with key ${tile}`);
+    check.report(
+      dashboard.doc,
+      ["spec", "tiles"],
+      `has no tile with key ${tile}, which ${idOf(alert)} (${where(alert)}) watches: the platform deletes an alert with its tile; keep the tile, or move or remove the alert`,
+    );
+    return;
+  }
+  const series = isMapping(found) ? found.series : undefined;
+  const type = Array.isArray(series) ? stringField("type")(series[0]) : undefined;
+  if (type !== undefined && !ALERTABLE.has(type))
+    check.report(
+      alert,
+      ["spec", "tile"],
+      `tile ${tile} of ${idOf(dashboard.doc)} is a ${type} tile: the platform puts alerts on line, stacked_bar and number tiles only`,
+    );
 }
 
 /** Tile ids are API objects too: one tile adopted by two dashboards would be moved back and forth. */

@@ -30,6 +30,12 @@ export function stored(value: unknown): unknown {
   return mapLeaves(value, (s) => s.hash);
 }
 
+/** The stored form without the secrets at all: what a record holds of a value whose secrets were never sent. */
+export function withoutSecretLeaves(value: object): Record<string, unknown>;
+export function withoutSecretLeaves(value: unknown): unknown {
+  return stored(mapLeaves(value, () => undefined));
+}
+
 /**
  * What goes on the wire: secrets revealed. Only the request sender calls this. The type is kept: a
  * request type holds its credentials as `Sensitive`, a string or a Secret.

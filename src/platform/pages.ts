@@ -29,16 +29,31 @@ export async function readAllPages<N extends PagedRoute>(
   options: CallOptions & { limit?: number } = {},
 ): Promise<PageItem<N>[]> {
   const { limit = MAX_PAGE, ...call } = options;
-  const items = new Map<string, PageItem<N>>();
+  return collectPages(async (params) => {
+    const { result } = await platform.call(name, params as Params[N], undefined, call);
+    return result;
+  }, limit);
+}
+
+/** One page of a paged list as `collectPages` reads it. */
+type OnePage<T> = { data: readonly T[]; meta?: { total: number } | null | undefined };
+
+/**
+ * The items of every page `page` answers, read as readAllPages says (its pages asked with `limit` and
+ * `offset`, as strings: they are query parameters). Throws what `page` throws.
+ */
+export async function collectPages<T extends { id: string }>(
+  page: (params: { limit: string; offset: string }) => Promise<OnePage<T>>,
+  limit = MAX_PAGE,
+): Promise<T[]> {
+  const items = new Map<string, T>();
   for (let offset = 0; ; ) {
-    const params = { limit: String(limit), offset: String(offset) } as Params[N];
-    const { result } = await platform.call(name, params, undefined, call);
-    const page: PageItem<N>[] = result.data;
+    const answer = await page({ limit: String(limit), offset: String(offset) });
     const before = items.size;
-    for (const item of page) if (!items.has(item.id)) items.set(item.id, item);
-    offset += page.length;
-    const total = result.meta?.total;
-    const done = total === undefined || total === null ? page.length < limit : offset >= total;
+    for (const item of answer.data) if (!items.has(item.id)) items.set(item.id, item);
+    offset += answer.data.length;
+    const total = answer.meta?.total;
+    const done = total === undefined || total === null ? answer.data.length < limit : offset >= total;
     // A platform that ignores `offset` answers the same page again: nothing new ends the reading.
     if (done || items.size === before) return [...items.values()];
   }

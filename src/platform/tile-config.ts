@@ -83,3 +83,84 @@ export function configOfSeries(series: readonly SeriesInput[], asRatio: boolean 
   const displayType = first.displayType === "stacked_bar" ? "stacked_bar" : "line";
   return { displayType, sourceId, select, ...grouped, ...ratio, ...format, fillNulls: true };
 }
+
+/** The display types a tile in series form can have. */
+const SERIES_DISPLAY_TYPES = new Set(["line", "stacked_bar", "table", "number", "search", "markdown"]);
+
+/** A series as a manifest writes it, read back from a stored tile's config (seriesOfConfig). */
+export type SeriesOutput = Record<string, unknown> & { type: string };
+
+const text = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
+
+/** One select item of a config as the series fields it came from. */
+function seriesOfSelect(item: unknown): Record<string, unknown> {
+  if (typeof item !== "object" || item === null) return { aggFn: "none", where: "" };
+  const get = (key: string) => Reflect.get(item, key);
+  const where = text(get("where")) ?? "";
+  const language = text(get("whereLanguage"));
+  const level = get("level");
+  return {
+    aggFn: text(get("aggFn")) ?? "none",
+    ...(text(get("valueExpression")) ? { field: get("valueExpression") } : {}),
+    ...(text(get("alias")) ? { alias: get("alias") } : {}),
+    ...(typeof level === "number" ? { level } : {}),
+    ...(text(get("metricName")) ? { metricName: get("metricName") } : {}),
+    ...(text(get("metricType")) ? { metricDataType: get("metricType") } : {}),
+    where,
+    // Stated with any filter: the manifest's own `<field>:<value>` check then leaves it to the language.
+    ...(language && (where !== "" || language !== "lucene") ? { whereLanguage: language } : {}),
+  };
+}
+
+/**
+ * The series (and asRatio) a manifest writes for a tile the platform stores as `config`: the inverse of
+ * configOfSeries, so that the config made again from them states what `config` holds, and a read of
+ * the tile finds no drift. Every series names the config's source, and the fields the published
+ * contract requires of its type (`where`, a time or table series' `groupBy`). Undefined for a tile no
+ * series can state (a heatmap, raw SQL).
+ */
+export function seriesOfConfig(config: Config): { series: SeriesOutput[]; asRatio?: boolean } | undefined {
+  const displayType = text(config.displayType) ?? "line";
+  // A tile series cannot state (a heatmap, raw SQL, ...): no manifest can keep it as it is.
+  if (!SERIES_DISPLAY_TYPES.has(displayType) || config.configType === "sql") return undefined;
+  const sourceId = text(config.sourceId);
+  const source = sourceId ? { sourceId } : {};
+  const asRatio = typeof config.asRatio === "boolean" ? { asRatio: config.asRatio } : {};
+  const numberFormat =
+    typeof config.numberFormat === "object" && config.numberFormat !== null
+      ? { numberFormat: config.numberFormat }
+      : {};
+  if (displayType === "markdown")
+    return { series: [{ type: "markdown", content: text(config.markdown) ?? "" }] };
+  if (displayType === "search") {
+    const fields = (text(config.select) ?? "").split(", ").filter(Boolean);
+    const where = text(config.where) ?? "";
+    const language = text(config.whereLanguage);
+    return {
+      series: [
+        {
+          type: "search",
+          ...source,
+          ...(fields.length > 0 ? { fields } : {}),
+          where,
+          ...(language && (where !== "" || language !== "lucene") ? { whereLanguage: language } : {}),
+        },
+      ],
+    };
+  }
+  const select = Array.isArray(config.select) ? config.select : [];
+  if (displayType === "number")
+    return { series: [{ type: "number", ...source, ...seriesOfSelect(select[0]), ...numberFormat }] };
+  const groupBy = (text(config.groupBy) ?? "").split(",").filter((field) => field !== "");
+  const type = displayType === "table" ? "table" : "time";
+  const shown = displayType === "stacked_bar" ? { displayType: "stacked_bar" } : {};
+  const series = select.map((item, index) => ({
+    type,
+    ...source,
+    ...seriesOfSelect(item),
+    groupBy,
+    ...(type === "time" ? shown : {}),
+    ...(index === 0 ? numberFormat : {}),
+  }));
+  return { series, ...asRatio };
+}

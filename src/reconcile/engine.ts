@@ -11,6 +11,7 @@ import { type LifecycleEvent, parseResourceId, passOk, resourceId, resultOf } fr
 import type { ResourceRecord } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import { PassMetrics } from "../telemetry/pass-metrics.js";
+import { teamAlerts, withCascades } from "./cascade.js";
 import { deleteLimits, runDeletes } from "./deletes.js";
 import { dryRun, unmanagedViews, viewOfOutcome } from "./dry-run.js";
 import { type ApplyEffects, applyEffects } from "./effects.js";
@@ -72,6 +73,8 @@ export async function planPass(
 ): Promise<PlanReport> {
   const pass = await startPass(deps);
   const stateEmpty = Object.keys(pass.state.resources).length === 0;
+  // The records as the plan found them: what the alerts were last sent with (cascade.ts).
+  const before = { ...pass.state.resources };
   const clock = deps.now ?? (() => new Date());
   const now = clock();
   const reads =
@@ -90,17 +93,19 @@ export async function planPass(
     const observe = isKind(kind) ? observeOf(kind) : undefined;
     return observe === undefined || isNone(observe) ? undefined : observe.fixed;
   };
+  const resources = [
+    ...outcomes.map((outcome) => {
+      const view = viewOfOutcome(outcome);
+      return viewWithDrift(view, reads?.findings.get(resourceId(outcome.status)), fixed(view.kind));
+    }),
+    ...unmanagedViews(records),
+  ];
+  const liveAlerts = options.readDrift && deps.read ? teamAlerts(deps.read) : undefined;
   return {
     ...(pass.set.revision ? { revision: pass.set.revision } : {}),
     stateEmpty,
     problems: pass.set.problems,
-    resources: [
-      ...outcomes.map((outcome) => {
-        const view = viewOfOutcome(outcome);
-        return viewWithDrift(view, reads?.findings.get(resourceId(outcome.status)), fixed(view.kind));
-      }),
-      ...unmanagedViews(records),
-    ],
+    resources: await withCascades(resources, before, liveAlerts),
     ...(reads ? { reads: driftCounts(reads) } : {}),
   };
 }

@@ -1,4 +1,4 @@
-import { createOf, phaseOf } from "../kinds/index.js";
+import { createOf, phaseOf, readyObject } from "../kinds/index.js";
 import { isNone, PHASES, type Phase, type PlanContext } from "../kinds/kind.js";
 import { manifestId } from "../manifests/identity.js";
 import { loadRevision, type ManifestSet } from "../manifests/load.js";
@@ -12,6 +12,7 @@ import type { Logger } from "../telemetry/logger.js";
 import type { Facts } from "./decide.js";
 import { resolveDesired } from "./desired.js";
 import type { Effects } from "./effects.js";
+import { type ListReads, listReads } from "./list-reads.js";
 import { DEFAULT_UNMANAGED_RETENTION_MS, followManifests, type RecordChanges } from "./records.js";
 import { runResource } from "./resource.js";
 import type { EngineDeps, Pass, PassOptions, Refusal, ResourceOutcome } from "./types.js";
@@ -76,19 +77,24 @@ export function prepareRecords(
 }
 
 /**
- * How a resource sees another that it names (a pipe its endpoints), from the state as it is now: ready
- * once its object has a server id. `afterCreates`: the objects this pass created are used as they are
- * (once the phase that created them is done); before, one its kind finds not usable yet (an endpoint
- * not Ready) is waited for.
+ * How a resource sees another that it names (a pipe its endpoints, an alert its dashboard), from the
+ * state as it is now: ready once its object has an id (the one its manifest adopts, or the one its
+ * create was answered with), with the ids of its parts (a dashboard's tiles). `afterCreates`: the
+ * objects this pass created are used as they are (once the phase that created them is done); before,
+ * one its kind finds not usable yet (an endpoint not Ready) is waited for.
  */
 export function refLookup(pass: Pass, afterCreates: boolean): PlanContext["ref"] {
+  let manifests: Map<string, Manifest> | undefined;
   return (kind, name) => {
     const id = resourceId({ kind, name });
     if (pass.invalid.has(id))
       return { state: "waiting", reason: `waits for ${id}, whose manifest is invalid` };
     if (!pass.valid.has(id)) return { state: "missing", reason: `names ${id}, which has no manifest` };
+    manifests ??= new Map(pass.set.manifests.map((m) => [manifestId(m), m]));
+    const named = manifests.get(id);
     const record = pass.state.resources[id];
-    if (!record?.serverId) {
+    const ready = named && readyObject(named, record);
+    if (!ready) {
       const why = record?.intent ? "its create has an unknown outcome" : "it is not created yet";
       return { state: "waiting", reason: `waits for ${id}: ${why}` };
     }
@@ -97,15 +103,15 @@ export function refLookup(pass: Pass, afterCreates: boolean): PlanContext["ref"]
     const create = createOf(kind);
     const createdNow =
       !afterCreates &&
-      record.appliedAt !== undefined &&
+      record?.appliedAt !== undefined &&
       Date.parse(record.appliedAt) >= pass.startedAt.getTime();
-    const unusable = createdNow && !isNone(create) ? create.unusable(record) : undefined;
+    const unusable = createdNow && record && !isNone(create) ? create.unusable(record) : undefined;
     if (unusable)
       return {
         state: "waiting",
         reason: `waits for ${id}: ${unusable}; used once the pass's other resources are done`,
       };
-    return { state: "ready", id: record.serverId };
+    return ready;
   };
 }
 
@@ -138,9 +144,10 @@ export type PhasesResult = { statuses: ResourceStatus[]; outcomes: ResourceOutco
 export async function runPhases(run: PassRun): Promise<PhasesResult> {
   const seen = passSignals(run.log);
   const facts = factsOf(run, seen);
+  const lists = listReads();
   const result: PhasesResult = { statuses: [], outcomes: [] };
   for (const phase of PHASES) {
-    const ran = await runPhase(run, phase, facts, seen);
+    const ran = await runPhase(run, phase, { facts, lists }, seen);
     for (const item of ran) {
       if ("held" in item) result.statuses.push(item.held);
       else {
@@ -235,13 +242,14 @@ type Held = { held: ResourceStatus };
 async function runPhase(
   run: PassRun,
   phase: Phase,
-  facts: Facts,
+  { facts, lists }: { facts: Facts; lists: ListReads },
   seen: PassSignals,
 ): Promise<(ResourceOutcome | Held)[]> {
   const { options, deps } = run;
   const manifests = run.pass.set.manifests.filter((m) => phaseOf(m.kind) === phase);
   const inner = {
     facts,
+    lists,
     effects: run.effects,
     log: run.log,
     trigger: options.trigger,

@@ -1,6 +1,6 @@
 import { type DriftField, type ReadOptions, readLive } from "../drift/index.js";
 import { isApiError, messageOf } from "../errors.js";
-import { createOf, observeOf } from "../kinds/index.js";
+import { createOf, observeOf, readyObject } from "../kinds/index.js";
 import { isNone, type PlanContext } from "../kinds/kind.js";
 import { manifestId } from "../manifests/identity.js";
 import type { Kind, Manifest } from "../manifests/manifest.js";
@@ -153,19 +153,29 @@ function notListed(kind: Kind): string {
 }
 
 /**
- * How a resource read outside a pass sees the ones it names (the daemon's read rounds): by the server
- * ids of their records as last saved.
+ * How a resource read outside a pass sees the ones it names (the daemon's read rounds): by the ids of
+ * their manifests (`named`, those of the round) and of their records as last saved.
  */
-export function contextOfRecords(records: Readonly<Record<string, ResourceRecord>>, now: Date): PlanContext {
+export function contextOfRecords(
+  records: Readonly<Record<string, ResourceRecord>>,
+  now: Date,
+  named: readonly Manifest[] = [],
+): PlanContext {
+  const manifests = new Map(named.map((manifest) => [manifestId(manifest), manifest]));
   return {
     now,
     reassert: false,
     ref: (kind, name) => {
       const id = resourceId({ kind, name });
-      const serverId = records[id]?.serverId;
-      return serverId
-        ? { state: "ready", id: serverId }
-        : { state: "waiting", reason: `${id} has no id yet` };
+      const record = records[id];
+      const manifest = manifests.get(id);
+      const serverId = record?.serverId;
+      const ready = manifest
+        ? readyObject(manifest, record)
+        : serverId
+          ? ({ state: "ready", id: serverId } as const)
+          : undefined;
+      return ready ?? { state: "waiting", reason: `${id} has no id yet` };
     },
   };
 }

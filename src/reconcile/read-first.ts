@@ -1,19 +1,28 @@
 import { messageOf } from "../errors.js";
 import { createOf, kindOf, observeOf } from "../kinds/index.js";
-import { type Create, isNone, type LiveRead, type Subject } from "../kinds/kind.js";
+import {
+  type Create,
+  isNone,
+  type LiveRead,
+  type Observe,
+  type PlanContext,
+  type Subject,
+} from "../kinds/kind.js";
 import type { Kind } from "../manifests/manifest.js";
 import { isPlainObject } from "../plan/values.js";
 import type { ResourceRecord, State } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Effects } from "./effects.js";
+import type { ListReads } from "./list-reads.js";
 import type { Admitted, Settlement } from "./step.js";
 
 /**
  * With reads on, what a resource's plan must know of the live platform before it is made: the list a
- * create whose answer was lost would have added to (which settles it), or the live object where the
- * kind cannot plan without it (a three-way list at first contact, or one the manifest grows by an entry
- * not seen live), read instead of learned from a first request. A read that fails changes nothing: the
- * plan is made as with reads off.
+ * create whose answer was lost would have added to (which settles it); the live object of a first
+ * contact (an object its manifest names, never applied), compared with the manifest so that only what
+ * differs is sent (an imported manifest sends nothing); or the live object where the kind cannot plan
+ * without it (a three-way list the manifest grows by an entry not seen live). A read that fails changes
+ * nothing: the plan is made as with reads off.
  */
 
 /** What the step reads of its resource's run. */
@@ -23,6 +32,10 @@ export type ReadFirst = {
   log: () => Logger;
   /** Writes the record the read completed (its live list), through the pass's effects. */
   write(record: ResourceRecord): void;
+  /** How the resource sees those it names, for a first contact's comparison. */
+  context: PlanContext;
+  /** The lists the pass read for its first contacts, each read once. */
+  lists: ListReads;
 };
 
 /** `resource`, with what a read before planning told (synchronous when nothing is to be read). */
@@ -38,8 +51,9 @@ export function readFirst(resource: Admitted, run: ReadFirst): Admitted | Promis
   };
   const create = createOf(subject.kind);
   if (!isNone(create) && unsettled(create, subject)) return settle(resource, subject, create, run);
-  const learn = kindOf(subject.kind).update.learn;
   const observe = observeOf(subject.kind);
+  if (!isNone(observe) && firstContact(observe, subject)) return meet(resource, subject, observe, run);
+  const learn = kindOf(subject.kind).update.learn;
   if (isNone(learn) || isNone(observe) || !learn.needs(subject)) return resource;
   const live = observe.read(subject);
   if (!live) return resource;
@@ -56,6 +70,42 @@ export function readFirst(resource: Admitted, run: ReadFirst): Admitted | Promis
       return resource;
     },
   );
+}
+
+/** An object the manifest names (or driftless created) that driftless never applied: there is one to read. */
+const firstContact = (observe: Observe<Kind>, subject: Subject): boolean =>
+  subject.record?.appliedAt === undefined && observe.read(subject) !== undefined;
+
+/**
+ * A first contact: the live object, read from its list (once per pass for all it holds) or by itself,
+ * becomes the record as if the manifest had been applied to it, what differs folded in (the kind's
+ * baseline), so that the plan sends only what differs from git. Nothing is recorded when the platform
+ * has no such object (the plan then sends everything, and its answer says what is wrong).
+ */
+async function meet(
+  resource: Admitted,
+  subject: Subject,
+  observe: Observe<Kind>,
+  run: ReadFirst,
+): Promise<Admitted> {
+  const read = run.effects.read;
+  const live = observe.listed(subject) ?? observe.read(subject);
+  if (!read || !live) return resource;
+  let found: object | undefined;
+  try {
+    found = await run.lists.read({ read }, live);
+  } catch (error) {
+    warnUnread(run, messageOf(error));
+    return resource;
+  }
+  if (found === undefined) {
+    warnUnread(run, "the platform has no such object");
+    return resource;
+  }
+  const input = { ...subject, context: run.context };
+  const record = observe.baseline(input, found, observe.drift(input, found));
+  if (record) await keep(record, run);
+  return resource;
 }
 
 /** A create whose answer was lost: its intent is recorded, and no id is known. */
@@ -81,7 +131,9 @@ async function settle(
 ): Promise<Admitted> {
   let listed: object | undefined;
   try {
-    listed = await answerOf(run, create.list(subject.spec));
+    // Every page of a paged list (the team's alerts): the object may be on any of them.
+    const read = run.effects.read;
+    listed = read ? await run.lists.read({ read }, create.list(subject.spec)) : undefined;
   } catch (error) {
     return {
       ...resource,

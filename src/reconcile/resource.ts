@@ -16,6 +16,7 @@ import type { ResourceRecord } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import { admit, decide, type Facts, unknownCreateMessage } from "./decide.js";
 import type { Effects, Writing } from "./effects.js";
+import type { ListReads } from "./list-reads.js";
 import { type ReadFirst, readFirst } from "./read-first.js";
 import { managedRecord } from "./records.js";
 import type { Admitted, Step, Stop } from "./step.js";
@@ -38,6 +39,8 @@ export type ResourceRun = {
   trigger: Trigger;
   /** Aborted on shutdown: a failed request is then reported as interrupted, not as a failure. */
   signal?: AbortSignal;
+  /** The lists the pass read for its first contacts (reads on), each read once per pass. */
+  lists: ListReads;
 };
 
 /** One resource's way through the pipeline: what was sent, the last request id, and how it ends. */
@@ -125,8 +128,15 @@ export function runResource(
 
 /** What the read before planning (read-first.ts) uses of a resource's run. */
 function readRun(job: Job): ReadFirst {
-  const { effects, facts } = job.run;
-  return { effects, state: facts.state, log: () => job.log, write: (record) => job.write(record) };
+  const { effects, facts, lists } = job.run;
+  return {
+    effects,
+    state: facts.state,
+    log: () => job.log,
+    write: (record) => job.write(record),
+    context: { now: facts.now, ref: facts.ref, reassert: false },
+    lists,
+  };
 }
 
 /** The decision of round `round`, acted on. */

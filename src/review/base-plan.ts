@@ -6,6 +6,7 @@ import type { Manifest } from "../manifests/manifest.js";
 import type { Problem } from "../manifests/problem.js";
 import { createParseCache } from "../manifests/read-file.js";
 import { type PlanView, relabelView } from "../plan/view.js";
+import { withCascades } from "../reconcile/cascade.js";
 import { type DryRunOptions, dryRun, viewOfOutcome } from "../reconcile/dry-run.js";
 import { passOf } from "../reconcile/pass.js";
 import { deletionPolicyOf } from "../reconcile/records.js";
@@ -51,6 +52,7 @@ export async function planAgainstBase(
   const basePass = passOf(base, emptyState(), now);
   await dryRun(basePass, dryOptions(now, log));
   const headPass = passOf(head, { ...emptyState(), resources: basePass.state.resources }, now);
+  const before = { ...basePass.state.resources };
   const { outcomes } = await dryRun(headPass, dryOptions(now, log));
   const renames = renamesOf(base.manifests, head.manifests);
   const baseInvalid = new Set(base.problems.flatMap((p) => (p.resource ? [p.resource] : [])));
@@ -81,7 +83,7 @@ export async function planAgainstBase(
         ]
       : []),
   ];
-  return { base, head, notices, problems: head.problems, resources };
+  return { base, head, notices, problems: head.problems, resources: await withCascades(resources, before) };
 }
 
 /** A new state: no record, no salt (secrets are compared by reference, never hashed by value). */
