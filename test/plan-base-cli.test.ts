@@ -80,11 +80,11 @@ describe("driftless plan --base (built CLI, temporary git repository)", () => {
 
     expect(text.stderr).toBe("");
     expect(text.code).toBe(0);
-    expect(text.stdout).toMatch(/^Plan: 0 to send, 0 to adopt, 12 in sync, .*0 manifest problem\(s\)\.$/m);
+    expect(text.stdout).toMatch(/^Plan: 0 to send, 0 to adopt, 13 in sync, .*0 manifest problem\(s\)\.$/m);
     expect(markdown.code).toBe(0);
     expect(markdown.stdout).toContain("| outcome | resources |\n|---|---:|\n\n");
     expect(markdown.stdout).not.toContain("<details>");
-    expect(markdown.stdout).toContain("no changes; 12 in sync");
+    expect(markdown.stdout).toContain("no changes; 13 in sync");
   });
 
   it("reads no secret, state or setting: runs with only PATH and HOME while secrets are referenced", () => {
@@ -130,7 +130,7 @@ describe("driftless plan --base (built CLI, temporary git repository)", () => {
 
     const result = plan();
 
-    expect(result.stdout).toContain("Plan: 0 to send, 0 to adopt, 12 in sync");
+    expect(result.stdout).toContain("Plan: 0 to send, 0 to adopt, 13 in sync");
     expect(result.code).toBe(0);
   });
 
@@ -340,7 +340,7 @@ describe("driftless plan --base (built CLI, temporary git repository)", () => {
     const result = plan();
 
     expect(result.stdout).toContain("~ ApiKey/ci-deployer: PATCH ");
-    expect(result.stdout).toContain("Plan: 1 to send, 0 to adopt, 11 in sync");
+    expect(result.stdout).toContain("Plan: 1 to send, 0 to adopt, 12 in sync");
     expect(result.code).toBe(2);
   });
 });

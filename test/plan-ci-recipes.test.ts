@@ -186,7 +186,7 @@ describe("docs/ci/github-actions.yaml", () => {
     expect(first["Install driftless"]?.code, first["Install driftless"]?.stderr).toBe(0);
     expect(first.Validate?.code).toBe(0);
     expect(first["Plan against the base"]?.stdout).toContain('      name: "Acme Analytics" -> "Acme"');
-    expect(posted).toMatch(/^<!-- driftless-plan -->\n\*\*driftless plan\*\*: 1 to send; 11 in sync\./);
+    expect(posted).toMatch(/^<!-- driftless-plan -->\n\*\*driftless plan\*\*: 1 to send; 12 in sync\./);
     expect(posted).toContain("Organization/acme-analytics: PATCH /v1/organizations/");
     expect(first["Fail on plan errors"]?.code).toBe(0);
     expect(second["Fail on plan errors"]?.code).toBe(0);

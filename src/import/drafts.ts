@@ -1,4 +1,5 @@
 import { idKey } from "../manifests/identity.js";
+import type { Kind } from "../manifests/manifest.js";
 import { SOURCE_KINDS } from "../manifests/specs/data-pipe.js";
 import { isPlainObject } from "../plan/values.js";
 import type { CallOptions, PlatformClient } from "../platform/client.js";
@@ -296,7 +297,8 @@ const alert: Importer = {
   }),
 };
 
-export const IMPORTERS: { [K in ImportKind]: Importer } = {
+/** One importer per kind import writes, each a manifest kind. */
+export const IMPORTERS: { [K in ImportKind & Kind]: Importer } = {
   ApiKey: apiKey,
   DataPipe: dataPipe,
   ReversePrivateEndpoint: reversePrivateEndpoint,

@@ -13,6 +13,7 @@ import type { Logger } from "../telemetry/logger.js";
 import type { Facts } from "./decide.js";
 import { deleteLimits, runDeletes } from "./deletes.js";
 import type { Effects } from "./effects.js";
+import type { ListReads } from "./list-reads.js";
 import { type PassRun, prepareRecords, runPhases } from "./pass.js";
 import type { RecordChanges } from "./records.js";
 import type { EngineDeps, Pass, ResourceOutcome } from "./types.js";
@@ -139,6 +140,8 @@ export type DryRunOptions = {
   /** The operator lets the plan's pass send up to this many deletes (--allow-deletes). */
   allowDeletes?: number;
   desired: Facts["desired"];
+  /** The lists plan's id check read: the pass finds its first contacts in them, not reading them again. */
+  lists?: ListReads;
 };
 
 /** What a dry run came to: each manifest's outcome in pass order, and the records it prepared. */
@@ -171,6 +174,7 @@ export async function dryRun(pass: Pass, options: DryRunOptions): Promise<DryRun
     clock: options.clock ?? (() => new Date()),
     memory: { refusals: new Map(), unsaved: new Map() },
     desired: options.desired,
+    ...(options.lists ? { lists: options.lists } : {}),
   };
   const { outcomes } = await runPhases(run);
   const deletes = await runDeletes(run, records.deletions, deleteLimits(deps, passOptions, now));

@@ -15,6 +15,7 @@ import { teamAlerts, withCascades } from "./cascade.js";
 import { deleteLimits, runDeletes } from "./deletes.js";
 import { dryRun, unmanagedViews, viewOfOutcome } from "./dry-run.js";
 import { type ApplyEffects, applyEffects } from "./effects.js";
+import { type ListReads, listReads } from "./list-reads.js";
 import { prepareRecords, readSecrets, refLookup, runPhases, startPass } from "./pass.js";
 import {
   type DriftCounts,
@@ -77,9 +78,11 @@ export async function planPass(
   const before = { ...pass.state.resources };
   const clock = deps.now ?? (() => new Date());
   const now = clock();
+  // One read of each list serves the id check and the first contacts the pass then compares.
+  const lists = listReads();
   const reads =
     options.readDrift && deps.read
-      ? await readAndFoldDrift(deps, deps.read, pass, now, { checkIds: true })
+      ? await readAndFoldDrift(deps, deps.read, pass, now, { checkIds: lists })
       : undefined;
   const { outcomes, records } = await dryRun(pass, {
     ...options,
@@ -88,6 +91,7 @@ export async function planPass(
     clock,
     deps,
     desired: options.desired ?? readSecrets(deps.secrets, pass),
+    lists,
   });
   const fixed = (kind: string) => {
     const observe = isKind(kind) ? observeOf(kind) : undefined;
@@ -121,14 +125,14 @@ async function readAndFoldDrift(
   read: Read,
   pass: Pass,
   now: Date,
-  { checkIds = false } = {},
+  { checkIds }: { checkIds?: ListReads } = {},
 ): Promise<DriftReads> {
   const { manifests } = pass.set;
   const context = { now, reassert: false, ref: refLookup(pass, true) };
   const reads = await readDrift(manifests, pass.state, read, {
     concurrency: deps.concurrency ?? 4,
     context,
-    checkIds,
+    ...(checkIds ? { checkIds } : {}),
   });
   foldAll(manifests, pass.state, reads.findings);
   return reads;

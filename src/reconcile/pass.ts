@@ -130,6 +130,8 @@ export type PassRun = {
   memory: { refusals: ReadonlyMap<string, Refusal>; unsaved: ReadonlyMap<string, string> };
   /** The desired spec of a manifest: its secrets read (readSecrets), or stood in for (plan's options). */
   desired: Facts["desired"];
+  /** The lists read for first contacts, if reads before the pass began (plan's id check): new by default. */
+  lists?: ListReads;
 };
 
 /** The desired spec with every secret read and hashed with the pass's key (apply, plan). */
@@ -144,7 +146,7 @@ export type PhasesResult = { statuses: ResourceStatus[]; outcomes: ResourceOutco
 export async function runPhases(run: PassRun): Promise<PhasesResult> {
   const seen = passSignals(run.log);
   const facts = factsOf(run, seen);
-  const lists = listReads();
+  const lists = run.lists ?? listReads();
   const result: PhasesResult = { statuses: [], outcomes: [] };
   for (const phase of PHASES) {
     const ran = await runPhase(run, phase, { facts, lists }, seen);

@@ -9,9 +9,11 @@ import { mapLimited } from "../map-limited.js";
 import type { Change } from "../plan/types.js";
 import type { PlanView } from "../plan/view.js";
 import type { Read } from "../platform/client.js";
+import type { PlannedRequest, RouteName } from "../platform/routes.js";
 import { resourceId } from "../resources.js";
 import type { ResourceRecord, State } from "../state/store.js";
 import { unreadSecrets } from "./desired.js";
+import type { ListReads } from "./list-reads.js";
 
 /**
  * `plan` and `apply` with reads on: each managed object is read and compared with what its manifest
@@ -91,7 +93,7 @@ export async function readDrift(
   manifests: readonly Manifest[],
   state: State,
   read: Read,
-  options: { concurrency: number; context: PlanContext; checkIds?: boolean },
+  options: { concurrency: number; context: PlanContext; checkIds?: ListReads },
 ): Promise<DriftReads> {
   const reads: DriftReads = { findings: new Map(), read: 0, unapplied: 0 };
   await mapLimited(manifests, options.concurrency, async (manifest) => {
@@ -100,7 +102,7 @@ export async function readDrift(
     if (isNone(observeOf(manifest.kind))) return;
     // Never applied: there is nothing of driftless's to compare, and everything is sent anyway.
     if (!record?.appliedAt) {
-      const checked = options.checkIds ? await checkId(read, manifest, record) : undefined;
+      const checked = options.checkIds ? await checkId(read, options.checkIds, manifest, record) : undefined;
       if (checked) reads.findings.set(id, checked);
       else reads.unapplied += 1;
       return;
@@ -124,21 +126,26 @@ export async function readDrift(
  */
 async function checkId(
   read: Read,
+  lists: ListReads,
   manifest: Manifest,
   record: ResourceRecord | undefined,
 ): Promise<DriftFinding | undefined> {
   const observe = observeOf(manifest.kind);
-  const request = isNone(observe) ? undefined : observe.read(subjectOf(manifest, record));
+  if (isNone(observe)) return undefined;
+  const subject = subjectOf(manifest, record);
+  // Found in the list that holds it where the kind has one (read once for all: the pass's first
+  // contacts then use the same answer), else by its own GET.
+  const request = observe.listed(subject) ?? observe.read(subject);
   if (!request) return undefined;
+  const readAnswer = async <R extends RouteName>(request: PlannedRequest<R>) =>
+    (await read(request, { priority: "read" })).result;
   try {
-    const { live } = await readLive(read, request);
+    const live = await lists.read({ read: readAnswer }, request);
     if (live === undefined) return { missing: `${NO_SUCH_OBJECT}: ${notListed(manifest.kind)}` };
     return { exists: true };
   } catch (error) {
     if (!isApiError(error) || error.context.status !== 404) return { error: messageOf(error) };
-    // The platform's own words: readLive adds what a failed read may mean, which this check says itself.
-    const answer = error.cause instanceof Error ? error.cause.message : error.message;
-    return { missing: `${NO_SUCH_OBJECT}: ${answer}${notFoundHint(manifest.kind, error)}` };
+    return { missing: `${NO_SUCH_OBJECT}: ${error.message}${notFoundHint(manifest.kind, error)}` };
   }
 }
 
