@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type Daemon, startDaemon } from "../src/daemon/daemon.js";
 import type { ManifestOf } from "../src/manifests/manifest.js";
 import type { Answer, PlatformClient } from "../src/platform/client.js";
-import type { Alert } from "../src/platform/observability.js";
+import type { AlertAnswer } from "../src/platform/observability.js";
 import { fakeDaemonDeps } from "./helpers/fake-daemon.js";
 import { switchableLeadership } from "./helpers/switchable-leadership.js";
 import { until } from "./helpers/wait.js";
@@ -43,7 +43,7 @@ async function start() {
       loadManifests: async () => [watch],
       platform: {
         // Alerts answer when the test says; backups never do.
-        call: ((name: string, params: { id: string }): Promise<Answer<Alert>> =>
+        call: ((name: string, params: { id: string }): Promise<Answer<AlertAnswer>> =>
           name === "getAlert"
             ? new Promise((resolve) => {
                 alertCalls.push((state) => resolve({ result: { id: params.id, state } }));

@@ -6,7 +6,7 @@ import { type Daemon, startDaemon } from "../src/daemon/daemon.js";
 import { StateError } from "../src/errors.js";
 import type { ManifestOf } from "../src/manifests/manifest.js";
 import type { Answer, PlatformClient } from "../src/platform/client.js";
-import type { Alert } from "../src/platform/observability.js";
+import type { AlertAnswer } from "../src/platform/observability.js";
 import { createFileStore } from "../src/state/file-store.js";
 import { SavedRecords } from "../src/state/saved-records.js";
 import type { State, StateStore } from "../src/state/store.js";
@@ -46,7 +46,7 @@ const watch = {
 function alertApi() {
   const reads = { count: 0 };
   const platform = {
-    call: ((name: string, params: { id: string }): Promise<Answer<Alert>> => {
+    call: ((name: string, params: { id: string }): Promise<Answer<AlertAnswer>> => {
       if (name !== "getAlert") return Promise.reject(new Error("no backups here"));
       reads.count += 1;
       return Promise.resolve({ result: { id: params.id, state: "OK", tileId: TILE } });

@@ -2,7 +2,7 @@ import { isApiError, messageOf } from "../errors.js";
 import type { ManifestOf } from "../manifests/manifest.js";
 import { notFoundHint } from "../manifests/not-found.js";
 import type { PlatformClient } from "../platform/client.js";
-import { type Alert, dashboardOf } from "../platform/observability.js";
+import { type AlertAnswer, dashboardOf } from "../platform/observability.js";
 import { resultOf } from "../resources.js";
 import type { WatchStatus } from "./status-board.js";
 
@@ -31,7 +31,7 @@ export type AlertPoll = { status: WatchStatus; state?: string; gone?: boolean };
  */
 export async function pollAlert(watch: ManifestOf<"AlertWatch">, deps: AlertPollDeps): Promise<AlertPoll> {
   const base = { kind: watch.kind, name: watch.name, polledAt: new Date().toISOString() };
-  let alert: Alert;
+  let alert: AlertAnswer;
   let requestId: string | undefined;
   try {
     ({ result: alert, requestId } = await deps.platform.call(
@@ -77,7 +77,7 @@ export async function pollAlert(watch: ManifestOf<"AlertWatch">, deps: AlertPoll
 /** Why the alert no longer watches what the manifest says, or undefined when it does. */
 async function tileProblem(
   watch: ManifestOf<"AlertWatch">,
-  alert: Alert,
+  alert: AlertAnswer,
   deps: AlertPollDeps,
 ): Promise<string | undefined> {
   const name = watch.spec.dashboard;

@@ -3,7 +3,7 @@ import { idKey, manifestId } from "../manifests/identity.js";
 import type { ManifestOf } from "../manifests/manifest.js";
 import { mapLimited } from "../map-limited.js";
 import type { PlatformClient } from "../platform/client.js";
-import { type Alert, dashboardOf } from "../platform/observability.js";
+import { type AlertAnswer, dashboardOf } from "../platform/observability.js";
 import { readAllPages } from "../platform/pages.js";
 import type { Records } from "../state/saved-records.js";
 import type { LiveState } from "./status-board.js";
@@ -54,7 +54,7 @@ export async function readAlertStates(
     });
     return states;
   }
-  let listed: Alert[];
+  let listed: AlertAnswer[];
   try {
     listed = await readAllPages(deps.platform, "listAlerts", call);
   } catch (error) {
@@ -75,7 +75,7 @@ export async function readAlertStates(
 }
 
 /** What an alert's status shows of it: its state as the platform spells it, and the tile it watches. */
-const observedOf = (alert: Alert): LiveState["observed"] => ({
+const observedOf = (alert: AlertAnswer): LiveState["observed"] => ({
   state: alert.state ?? "unknown",
   tileId: alert.tileId ?? null,
   dashboard: dashboardOf(alert) ?? null,

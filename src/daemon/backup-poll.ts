@@ -3,7 +3,7 @@ import type { ManifestOf } from "../manifests/manifest.js";
 import { notFoundHint } from "../manifests/not-found.js";
 import { maxAgeMs } from "../manifests/specs/backup-watch.js";
 import type { PlatformClient } from "../platform/client.js";
-import type { Backup } from "../platform/management.js";
+import type { BackupAnswer } from "../platform/management.js";
 import { resultOf } from "../resources.js";
 import type { WatchStatus } from "./status-board.js";
 
@@ -43,7 +43,7 @@ export async function pollBackups(
     polledAt: new Date(now).toISOString(),
   };
   const { organizationId, serviceId, maxAge } = watch.spec;
-  let backups: Backup[];
+  let backups: BackupAnswer[];
   let requestId: string | undefined;
   try {
     ({ result: backups, requestId } = await deps.platform.call(
@@ -100,7 +100,7 @@ export async function pollBackups(
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The newest of `backups` by finish time (a failed one that names none, by its start). */
-function newestFinished(backups: readonly Backup[]): NewestBackup | undefined {
+function newestFinished(backups: readonly BackupAnswer[]): NewestBackup | undefined {
   let newest: NewestBackup | undefined;
   for (const backup of backups) {
     const time = backup.finishedAt ?? (backup.status === "error" ? backup.startedAt : undefined);

@@ -3,7 +3,7 @@ import { sameId } from "../manifests/identity.js";
 import { appliedRecord } from "../plan/record.js";
 import type { Change, ResourcePlan, SpecOf, Write } from "../plan/types.js";
 import { isPlainObject, member, omit, same } from "../plan/values.js";
-import type { AlertBody } from "../platform/observability.js";
+import type { AlertUpdate } from "../platform/observability.js";
 import type { ResourceRecord } from "../state/store.js";
 import {
   type Complete,
@@ -32,7 +32,7 @@ type Watcher = Subject<"Alert">;
 const idOf = ({ spec, record }: Watcher): string | undefined => spec.alertId ?? record?.serverId;
 
 /** The alert in the platform's terms, and the tile it cannot name yet, if any (then without its ids). */
-type Desired = { body: AlertBody; unresolved?: ReferenceState };
+type Desired = { body: AlertUpdate; unresolved?: ReferenceState };
 
 /**
  * The alert as the manifest wants it: what the create and the PUT send and what drift compares. Its
@@ -41,7 +41,7 @@ type Desired = { body: AlertBody; unresolved?: ReferenceState };
  */
 function desired(spec: Spec, context: Pick<PlanContext, "ref">): Desired {
   const { alertId: _id, dashboard, tile, source, ...fields } = spec;
-  const body: AlertBody = {
+  const body: AlertUpdate = {
     source: source ?? (spec.savedSearchId === undefined ? "tile" : "saved_search"),
     // The manifest's fields, those it leaves out dropped.
     ...omit(fields, []),
@@ -71,14 +71,14 @@ const KEPT_WHEN_LEFT_OUT = ["thresholdMax", "scheduleStartAt", "scheduleOffsetMi
  * What was last applied, as a PUT of `body` would leave it: a field the platform keeps when left out is
  * no change when the manifest stops stating it (the alert keeps it; driftless no longer manages it).
  */
-function appliedAgainst(body: AlertBody, applied: Record<string, unknown> | undefined) {
+function appliedAgainst(body: AlertUpdate, applied: Record<string, unknown> | undefined) {
   if (!applied) return applied;
   const dropped = KEPT_WHEN_LEFT_OUT.filter((field) => !(field in body));
   return dropped.length > 0 ? omit(applied, dropped) : applied;
 }
 
 /** What the PUT changes against what was last applied; a field left out is cleared by the platform. */
-function changesOf(body: AlertBody, applied: Record<string, unknown> | undefined): Change[] {
+function changesOf(body: AlertUpdate, applied: Record<string, unknown> | undefined): Change[] {
   const changes: Change[] = [];
   for (const [path, to] of Object.entries(body)) {
     const from = applied?.[path];
@@ -143,7 +143,7 @@ function created(
   id: string,
   live: object | undefined,
   at: string,
-  sent?: AlertBody,
+  sent?: AlertUpdate,
 ) {
   const { intent: _done, ...rest } = record ?? { kind, name };
   const body = sent ?? desired(spec, NO_REFERENCES).body;
@@ -151,7 +151,7 @@ function created(
 }
 
 /** `live` with its scheduleStartAt spelled as the manifest spells the same instant, if it is that instant. */
-function sameInstant(body: AlertBody, live: unknown): unknown {
+function sameInstant(body: AlertUpdate, live: unknown): unknown {
   const at = member(live, "scheduleStartAt");
   const want = body.scheduleStartAt;
   if (!isPlainObject(live) || typeof at !== "string" || typeof want !== "string") return live;

@@ -6,11 +6,11 @@ import { appliedRecord } from "../plan/record.js";
 import type { Change, ResourcePlan, SpecOf, Write } from "../plan/types.js";
 import { omit } from "../plan/values.js";
 import {
-  type ApiKey as ApiKeyAnswer,
-  type CreateApiKeyBody,
+  type ApiKeyAnswer,
+  type ApiKeyCreate,
+  type ApiKeyUpdate,
   type KeyHashes,
   keyHashes,
-  type UpdateApiKeyBody,
 } from "../platform/management.js";
 import type { ResourceRecord } from "../state/store.js";
 import type { LiveRead, Subject } from "./kind.js";
@@ -41,7 +41,7 @@ function desired(spec: Spec) {
 }
 
 /** The update's fields: the desired key, each ipAccessList entry with the description the request requires. */
-function requestFields(spec: Spec): UpdateApiKeyBody {
+function requestFields(spec: Spec): ApiKeyUpdate {
   const { ipAccessList, ...body } = desired(spec);
   if (!ipAccessList) return body;
   return {
@@ -57,7 +57,7 @@ const keyIdOf = ({ spec, record }: Key): string | undefined => spec.keyId ?? rec
  * What of `body` would lock driftless out of the management API, when the key is its own: an expiry
  * within LOCKOUT_EXPIRY_MARGIN_MS, roles without admin, an empty ipAccessList, state disabled.
  */
-export function lockoutReasons(body: UpdateApiKeyBody, now: Date): string[] {
+export function lockoutReasons(body: ApiKeyUpdate, now: Date): string[] {
   const reasons: string[] = [];
   const expireAt = body.expireAt;
   if (typeof expireAt === "string" && expireAt !== "") {
@@ -119,7 +119,7 @@ function createPlan(input: PlanInput<"ApiKey">): ResourcePlan {
       },
       record: (answer, at) => created(input, answer.key.id, answer.key, at),
     }) satisfies Write<"createApiKey">;
-  const shown: CreateApiKeyBody = write(SHOWN).request.body;
+  const shown: ApiKeyCreate = write(SHOWN).request.body;
   const changes = Object.entries(shown).map(([path, to]): Change => ({ path, to, op: "set" }));
   const target = spec.secretTarget ?? { file: name };
   return {

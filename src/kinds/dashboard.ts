@@ -2,11 +2,7 @@ import { type DriftField, walk } from "../drift/compare.js";
 import { sameId } from "../manifests/identity.js";
 import type { Change, ResourcePlan, SpecOf, Write } from "../plan/types.js";
 import { isPlainObject, member, omit, same, stored } from "../plan/values.js";
-import {
-  type CreateDashboardBody,
-  Dashboard as DashboardAnswer,
-  type PutDashboardBody,
-} from "../platform/observability.js";
+import { DashboardAnswer, type DashboardCreate, type DashboardUpdate } from "../platform/observability.js";
 import { configOfSeries, type SeriesInput } from "../platform/tile-config.js";
 import type { ResourceRecord } from "../state/store.js";
 import { type Complete, type LiveRead, none, type PlanInput, type Subject } from "./kind.js";
@@ -184,7 +180,7 @@ function plan(input: PlanInput<"Dashboard">): ResourcePlan {
     return { kind, name, outcome: "none", reason: "in sync", changes: [] };
   }
   const changes = describe(desired, record?.applied);
-  const body: PutDashboardBody = {
+  const body: DashboardUpdate = {
     name: desired.name,
     tiles: tiles.map((tile) => omit(tile, ["key"])),
     ...(desired.tags === undefined ? {} : { tags: desired.tags }),
@@ -209,7 +205,7 @@ function plan(input: PlanInput<"Dashboard">): ResourcePlan {
  */
 function recordOf(
   { kind, name, spec, record }: Board,
-  body: PutDashboardBody | CreateDashboardBody,
+  body: DashboardUpdate | DashboardCreate,
   answer: DashboardAnswer,
   at: string,
 ): ResourceRecord {
@@ -244,7 +240,7 @@ function recordOf(
 /** The dashboard's POST: every tile new (the platform gives each an id, kept by its key). */
 function createPlan(input: PlanInput<"Dashboard">): ResourcePlan {
   const { kind, name, spec } = input;
-  const body: CreateDashboardBody = {
+  const body: DashboardCreate = {
     name: spec.name,
     tiles: spec.tiles.map((tile) => omit(tile, ["key", "id"])),
     ...(spec.tags === undefined ? {} : { tags: spec.tags }),
@@ -269,7 +265,7 @@ function createPlan(input: PlanInput<"Dashboard">): ResourcePlan {
 function created({ kind, name, spec, record }: Board, id: string, live: object | undefined, at: string) {
   const { intent: _done, ...rest } = record ?? { kind, name };
   const answer = DashboardAnswer.safeParse(live).data ?? { id, tiles: [] };
-  const body: CreateDashboardBody = {
+  const body: DashboardCreate = {
     name: spec.name,
     tiles: spec.tiles.map((tile) => omit(tile, ["key", "id"])),
   };

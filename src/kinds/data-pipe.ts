@@ -6,11 +6,7 @@ import { appliedRecord } from "../plan/record.js";
 import { liveAfter, ownedAfter, threeWay } from "../plan/three-way.js";
 import type { Change, ResourcePlan, SpecOf, Write } from "../plan/types.js";
 import { isPlainObject, member, omit, same } from "../plan/values.js";
-import type {
-  CreateDataPipeBody,
-  DataPipe as DataPipeAnswer,
-  UpdateDataPipeBody,
-} from "../platform/management.js";
+import type { DataPipeAnswer, DataPipeCreate, DataPipeUpdate } from "../platform/management.js";
 import type { ResourceRecord } from "../state/store.js";
 import {
   type Complete,
@@ -56,7 +52,7 @@ const ref = (m: MappingRef): MappingRef => ({
 });
 
 /** The desired pipe with its endpoint names as ids, and the endpoint it cannot name yet, if any. */
-type Desired = { fields: UpdateDataPipeBody; mappings?: TableMapping[]; unresolved?: ReferenceState };
+type Desired = { fields: DataPipeUpdate; mappings?: TableMapping[]; unresolved?: ReferenceState };
 
 /**
  * The pipe as the manifest wants it, in the platform's terms: ids out, endpoint names replaced by their
@@ -64,7 +60,7 @@ type Desired = { fields: UpdateDataPipeBody; mappings?: TableMapping[]; unresolv
  * (the update sends them as sets, drift compares them as entries the live list contains).
  */
 function desired(spec: Spec, context: Pick<PlanContext, "ref">): Desired {
-  const fields: UpdateDataPipeBody = omit(spec, [
+  const fields: DataPipeUpdate = omit(spec, [
     "organizationId",
     "serviceId",
     "dataPipeId",
@@ -74,7 +70,7 @@ function desired(spec: Spec, context: Pick<PlanContext, "ref">): Desired {
   ]);
   if (!spec.source) return { fields };
   const { kafka, postgres, ...others } = spec.source;
-  const source: NonNullable<UpdateDataPipeBody["source"]> = { ...others };
+  const source: NonNullable<DataPipeUpdate["source"]> = { ...others };
   fields.source = source;
   let unresolved: ReferenceState | undefined;
   if (kafka) {
@@ -176,7 +172,7 @@ function patchOf(input: PlanInput<"DataPipe">, want: Desired): ResourcePlan {
     atomic: ATOMIC,
     reassert: context.reassert,
   });
-  const body: UpdateDataPipeBody = patch.body;
+  const body: DataPipeUpdate = patch.body;
   const { changes } = patch;
   let followUp: string | undefined;
   let reason: string | undefined;
@@ -230,7 +226,7 @@ function patchOf(input: PlanInput<"DataPipe">, want: Desired): ResourcePlan {
 function recordOf(
   { kind, name, record }: Subject<"DataPipe">,
   { fields, mappings }: Desired,
-  body: UpdateDataPipeBody,
+  body: DataPipeUpdate,
   answer: DataPipeAnswer,
   at: string,
 ): ResourceRecord {
@@ -266,7 +262,7 @@ function withCommands(fields: object, record: ResourceRecord | undefined): Recor
  * `fields` without those only a create sets: what a PATCH may carry. Only the objects on the way to a
  * removed field are copied (the rest, secrets included, is kept as it is).
  */
-function withoutCreateOnly(fields: UpdateDataPipeBody): UpdateDataPipeBody {
+function withoutCreateOnly(fields: DataPipeUpdate): DataPipeUpdate {
   let out: Record<string, unknown> = fields;
   for (const path of CREATE_ONLY) out = without(out, path.split("."));
   return out;
@@ -428,7 +424,7 @@ function createPlan(input: PlanInput<"DataPipe">): ResourcePlan {
     write: {
       // The manifest's own fields in the platform's terms: the create's schema (validate --contract
       // full, the platform) is what checks them against the POST's.
-      request: { route: "createDataPipe", params, body: body as CreateDataPipeBody },
+      request: { route: "createDataPipe", params, body: body as DataPipeCreate },
       record: (answer, at) => created(input, answer.id, answer, at, want.fields),
     } satisfies Write<"createDataPipe">,
     changes,
@@ -444,7 +440,7 @@ function created(
   id: string,
   live: object | undefined,
   at: string,
-  sent?: UpdateDataPipeBody,
+  sent?: DataPipeUpdate,
 ): ResourceRecord {
   const { kind, name, spec, record } = pipe;
   const { intent: _done, ...rest } = record ?? { kind, name };

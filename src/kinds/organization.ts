@@ -6,9 +6,9 @@ import { liveAfter, ownedAfter, threeWay } from "../plan/three-way.js";
 import type { SpecOf } from "../plan/types.js";
 import { member, omit } from "../plan/values.js";
 import {
-  Organization as OrganizationAnswer,
+  OrganizationAnswer,
+  type OrganizationUpdate,
   type PrivateEndpointEntry,
-  type UpdateOrganizationBody,
 } from "../platform/management.js";
 import type { ResourceRecord } from "../state/store.js";
 import { type Complete, none, type PlanInput } from "./kind.js";
@@ -46,7 +46,7 @@ function plan(input: PlanInput<"Organization">) {
   const patch = diffPatch(omit(spec, ["organizationId", LIST]), record?.applied, {
     reassert: context.reassert,
   });
-  const body: UpdateOrganizationBody = patch.body;
+  const body: OrganizationUpdate = patch.body;
   const { changes } = patch;
   const desired = spec[LIST];
   const live = liveList(record);
@@ -81,7 +81,7 @@ function plan(input: PlanInput<"Organization">) {
 /** The record once `sent` was answered: the entries driftless now owns, the live list as answered or assumed. */
 function recordOf(
   { kind, name, spec, record }: PlanInput<"Organization">,
-  sent: UpdateOrganizationBody,
+  sent: OrganizationUpdate,
   answer: OrganizationAnswer,
   at: string,
 ): ResourceRecord {

@@ -4,7 +4,7 @@ import { diffPatch } from "../plan/patch.js";
 import { appliedRecord } from "../plan/record.js";
 import type { Change, ResourcePlan, SpecOf, Write } from "../plan/types.js";
 import { omit } from "../plan/values.js";
-import type { CreateReversePrivateEndpointBody } from "../platform/management.js";
+import type { ReversePrivateEndpointCreate } from "../platform/management.js";
 import type { ResourceRecord } from "../state/store.js";
 import { type Complete, type LiveRead, none, type PlanInput, type Subject } from "./kind.js";
 import { foldLive, specPathOf } from "./shared.js";
@@ -33,7 +33,7 @@ const PROBLEMS: Record<string, string> = {
 };
 
 /** The endpoint as the manifest wants it: what the create sends, what drift and a settling list compare. */
-const desired = (spec: SpecOf<"ReversePrivateEndpoint">): CreateReversePrivateEndpointBody =>
+const desired = (spec: SpecOf<"ReversePrivateEndpoint">): ReversePrivateEndpointCreate =>
   omit(spec, ["organizationId", "serviceId", "id"]);
 
 /** The status the platform last answered for the endpoint (the create's answer, or a read's). */

@@ -23,14 +23,14 @@ export type Sensitive = string | { reveal(): string };
 
 export type PrivateEndpointEntry = { id: string; description: string };
 
-export type UpdateOrganizationBody = {
+export type OrganizationUpdate = {
   name?: string;
   privateEndpoints?: { add?: PrivateEndpointEntry[]; remove?: PrivateEndpointEntry[] };
 };
 
 export type IpAccessEntry = { source: string; description: string };
 
-export type UpdateApiKeyBody = {
+export type ApiKeyUpdate = {
   name?: string;
   /** At least one of `admin`, `developer`, `query_endpoints`. */
   roles?: string[];
@@ -59,7 +59,7 @@ export function keyHashes(keyId: string, keySecret: string): KeyHashes {
  * The published key create as driftless sends it: always with `hashData`, so that the answer carries no
  * credential. `key.id` of the answer (the id of the key's paths) is not the id that authenticates.
  */
-export type CreateApiKeyBody = {
+export type ApiKeyCreate = {
   name: string;
   hashData: KeyHashes;
   roles?: string[];
@@ -97,7 +97,7 @@ export type DataPipeSettings = {
   engine_parallel_view_processing?: boolean;
 };
 
-export type UpdateDataPipeBody = {
+export type DataPipeUpdate = {
   name?: string;
   source?: {
     kafka?: {
@@ -145,7 +145,7 @@ export type DataPipeScaling = {
  * unless it is postgres, a destination table with its columns, each named by a field mapping.
  * Credentials are sent and never answered.
  */
-export type CreateDataPipeBody = {
+export type DataPipeCreate = {
   name: string;
   source: {
     kafka?: {
@@ -227,7 +227,7 @@ export type CreateDataPipeBody = {
 
 /** A pipe's state command: `stop` from any state, `start` from Stopped or Failed, `resync` for database pipes. */
 export type DataPipeCommand = "start" | "stop" | "resync";
-export type UpdateDataPipeStateBody = { command: DataPipeCommand };
+export type DataPipeStateUpdate = { command: DataPipeCommand };
 
 export type ReversePrivateEndpointType =
   | "VPC_ENDPOINT_SERVICE"
@@ -236,7 +236,7 @@ export type ReversePrivateEndpointType =
   /** The published contract's only. */
   | "GCP_PSC_SERVICE_ATTACHMENT";
 
-export type CreateReversePrivateEndpointBody = {
+export type ReversePrivateEndpointCreate = {
   /** At most 255 characters. */
   description: string;
   type: ReversePrivateEndpointType;
@@ -255,14 +255,14 @@ export type CreateReversePrivateEndpointBody = {
 
 // Results: only the fields driftless reads are checked; the rest pass through untouched.
 
-export const Organization = z.looseObject({
+export const OrganizationAnswer = z.looseObject({
   id: z.string(),
   name: z.string().optional(),
   privateEndpoints: z.array(z.looseObject({ id: z.string(), description: z.string().nullish() })).nullish(),
 });
-export type Organization = z.infer<typeof Organization>;
+export type OrganizationAnswer = z.infer<typeof OrganizationAnswer>;
 
-export const ApiKey = z.looseObject({
+export const ApiKeyAnswer = z.looseObject({
   id: z.string(),
   name: z.string().optional(),
   roles: z.array(z.string()).nullish(),
@@ -273,16 +273,16 @@ export const ApiKey = z.looseObject({
   /** The last four characters of the id that authenticates (which is not `id`); the published contract's. */
   keySuffix: z.string().nullish(),
 });
-export type ApiKey = z.infer<typeof ApiKey>;
+export type ApiKeyAnswer = z.infer<typeof ApiKeyAnswer>;
 
 /**
  * The answer of a key create: the key. Without `hashData` it would also carry `keyId` and `keySecret`,
  * which driftless never asks for (it always sends hashData) and never reads.
  */
-export const ApiKeyCreated = z.looseObject({ key: ApiKey });
+export const ApiKeyCreated = z.looseObject({ key: ApiKeyAnswer });
 export type ApiKeyCreated = z.infer<typeof ApiKeyCreated>;
 
-export const DataPipe = z.looseObject({
+export const DataPipeAnswer = z.looseObject({
   id: z.string(),
   name: z.string().optional(),
   /** Values the API does not list. */
@@ -296,9 +296,9 @@ export const DataPipe = z.looseObject({
     })
     .nullish(),
 });
-export type DataPipe = z.infer<typeof DataPipe>;
+export type DataPipeAnswer = z.infer<typeof DataPipeAnswer>;
 
-export const ReversePrivateEndpoint = z.looseObject({
+export const ReversePrivateEndpointAnswer = z.looseObject({
   /** Recorded as the endpoint's identity: an answer without a usable id leaves the create's outcome unknown. */
   id: z.string().min(1),
   description: z.string().nullish(),
@@ -307,13 +307,13 @@ export const ReversePrivateEndpoint = z.looseObject({
   /** `Ready` occurs; the published contract names eight (docs/platform-apis.md#reverse-private-endpoint-status); any is kept. */
   status: z.string().nullish(),
 });
-export type ReversePrivateEndpoint = z.infer<typeof ReversePrivateEndpoint>;
+export type ReversePrivateEndpointAnswer = z.infer<typeof ReversePrivateEndpointAnswer>;
 
 /**
  * A backup. The published contract adds `status` (done, error, in_progress) and `type`, and gives
  * `finishedAt` only once finished (docs/platform-apis.md#backups).
  */
-export const Backup = z.looseObject({
+export const BackupAnswer = z.looseObject({
   id: z.string(),
   status: z.string().nullish(),
   startedAt: z.string().nullish(),
@@ -321,4 +321,4 @@ export const Backup = z.looseObject({
   sizeInBytes: z.number().nullish(),
   durationInSeconds: z.number().nullish(),
 });
-export type Backup = z.infer<typeof Backup>;
+export type BackupAnswer = z.infer<typeof BackupAnswer>;

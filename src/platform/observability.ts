@@ -41,7 +41,7 @@ export type Series = {
   content?: string;
 };
 
-export type TileBody = {
+export type TileUpdate = {
   /** The server-assigned id of an existing tile; omitted only for a tile that is new. */
   id?: string;
   name: string;
@@ -53,10 +53,10 @@ export type TileBody = {
   series: Series[];
 };
 
-export type PutDashboardBody = { name: string; tiles: TileBody[]; tags?: string[] };
+export type DashboardUpdate = { name: string; tiles: TileUpdate[]; tags?: string[] };
 
 /** The published dashboard create: every tile gets a new id, so none is sent. */
-export type CreateDashboardBody = { name: string; tiles: Omit<TileBody, "id">[]; tags?: string[] };
+export type DashboardCreate = { name: string; tiles: Omit<TileUpdate, "id">[]; tags?: string[] };
 
 export type AlertChannel = { type: "webhook"; webhookId: string };
 
@@ -65,7 +65,7 @@ export type AlertChannel = { type: "webhook"; webhookId: string };
  * replaces the alert whole. A tile alert names `dashboardId` and `tileId`, a saved-search alert
  * `savedSearchId`; `source` is always sent (its declared default never applies).
  */
-export type AlertBody = {
+export type AlertUpdate = {
   source: "tile" | "saved_search";
   interval: string;
   threshold: number;
@@ -86,7 +86,7 @@ export type AlertBody = {
 };
 
 /** A webhook, an alert's channel. `headers` and `queryParams` may hold credentials: never answered. */
-export type WebhookBody = {
+export type WebhookCreate = {
   name: string;
   service: "slack" | "incidentio" | "generic";
   url: string;
@@ -97,17 +97,17 @@ export type WebhookBody = {
 };
 
 /** A tile of an answer: the minimal contract answers `series`, the published one `config`; driftless reads the id. */
-export const Tile = z.looseObject({ id: z.string(), name: z.string().nullish() });
-export type Tile = z.infer<typeof Tile>;
+export const TileAnswer = z.looseObject({ id: z.string(), name: z.string().nullish() });
+export type TileAnswer = z.infer<typeof TileAnswer>;
 
-export const Dashboard = z.looseObject({
+export const DashboardAnswer = z.looseObject({
   id: z.string(),
   name: z.string().nullish(),
   /** Every tile of the answer carries an id, new ones included. */
-  tiles: z.array(Tile),
+  tiles: z.array(TileAnswer),
   tags: z.array(z.string()).nullish(),
 });
-export type Dashboard = z.infer<typeof Dashboard>;
+export type DashboardAnswer = z.infer<typeof DashboardAnswer>;
 
 /**
  * An alert. The minimal contract names its dashboard `dashboard` (and team `team`), the published one
@@ -115,7 +115,7 @@ export type Dashboard = z.infer<typeof Dashboard>;
  */
 const Channel = z.looseObject({ type: z.string(), webhookId: z.string().nullish() });
 
-export const Alert = z.looseObject({
+export const AlertAnswer = z.looseObject({
   id: z.string(),
   name: z.string().nullish(),
   /** `active` occurs; the published contract names ALERT, OK, INSUFFICIENT_DATA, DISABLED, PENDING; any is kept. */
@@ -139,22 +139,22 @@ export const Alert = z.looseObject({
   channel: Channel.nullish(),
   channels: z.array(Channel).nullish(),
 });
-export type Alert = z.infer<typeof Alert>;
+export type AlertAnswer = z.infer<typeof AlertAnswer>;
 
 /** The dashboard an alert watches, in whichever spelling the platform answered. */
-export const dashboardOf = (alert: Alert): string | undefined =>
+export const dashboardOf = (alert: AlertAnswer): string | undefined =>
   alert.dashboardId ?? alert.dashboard ?? undefined;
 
 /** A source of the team (the published contract's GET /api/v2/sources): what a series' sourceId names. */
-export const Source = z.looseObject({
+export const SourceAnswer = z.looseObject({
   id: z.string(),
   name: z.string().nullish(),
   kind: z.string().nullish(),
 });
-export type Source = z.infer<typeof Source>;
+export type SourceAnswer = z.infer<typeof SourceAnswer>;
 
 /** A webhook as answered: never its headers or queryParams, its body only for `generic`. */
-export const Webhook = z.looseObject({
+export const WebhookAnswer = z.looseObject({
   id: z.string(),
   name: z.string().nullish(),
   /** slack, incidentio, generic; any other is kept. */
@@ -163,7 +163,7 @@ export const Webhook = z.looseObject({
   description: z.string().nullish(),
   body: z.string().nullish(),
 });
-export type Webhook = z.infer<typeof Webhook>;
+export type WebhookAnswer = z.infer<typeof WebhookAnswer>;
 
 /** The verdict of the dashboard dry run (`POST /api/v2/dashboards/validate`), answered outside `{data}`. */
 export const DashboardValidation = z.looseObject({

@@ -2,7 +2,7 @@ import { idKey } from "../manifests/identity.js";
 import { member } from "../plan/values.js";
 import type { PlanView } from "../plan/view.js";
 import type { Read } from "../platform/client.js";
-import { type Alert, dashboardOf } from "../platform/observability.js";
+import { type AlertAnswer, dashboardOf } from "../platform/observability.js";
 import { collectPages } from "../platform/pages.js";
 import { resourceId } from "../resources.js";
 import type { ResourceRecord } from "../state/store.js";
@@ -28,12 +28,12 @@ type Loss = { view: PlanView; dashboardId: string; tiles: Map<string, string> | 
 export async function withCascades(
   views: readonly PlanView[],
   before: Readonly<Record<string, ResourceRecord>>,
-  liveAlerts?: () => Promise<Alert[]>,
+  liveAlerts?: () => Promise<AlertAnswer[]>,
 ): Promise<PlanView[]> {
   const losses = views.flatMap((view) => lossOf(view, before[resourceId(view)]) ?? []);
   if (losses.length === 0) return [...views];
   const managed = managedAlerts(before);
-  let live: Alert[] | undefined;
+  let live: AlertAnswer[] | undefined;
   let unread: string | undefined;
   if (liveAlerts) {
     try {
@@ -85,7 +85,7 @@ const goes = (loss: Loss, dashboardId: string | undefined, tileId: string | unde
 function notesOf(
   loss: Loss,
   managed: readonly Managed[],
-  live: Alert[] | undefined,
+  live: AlertAnswer[] | undefined,
   unread: string | undefined,
 ) {
   const where = (tileId: string | null | undefined) => {
@@ -118,7 +118,7 @@ function notesOf(
 }
 
 /** Every alert of the team, every page of its list, read at the lowest priority (plan with reads on). */
-export const teamAlerts = (read: Read) => (): Promise<Alert[]> =>
+export const teamAlerts = (read: Read) => (): Promise<AlertAnswer[]> =>
   collectPages(
     async (params) =>
       (await read({ route: "listAlerts", params, body: undefined }, { priority: "read" })).result,

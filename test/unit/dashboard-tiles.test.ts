@@ -3,7 +3,7 @@ import { dashboard } from "../../src/kinds/dashboard.js";
 import type { PlanInput } from "../../src/kinds/kind.js";
 import type { Tile } from "../../src/manifests/specs/dashboard.js";
 import type { ResourcePlan } from "../../src/plan/types.js";
-import { Dashboard as DashboardAnswer } from "../../src/platform/observability.js";
+import { DashboardAnswer } from "../../src/platform/observability.js";
 import type { ResourceRecord } from "../../src/state/store.js";
 
 /**
