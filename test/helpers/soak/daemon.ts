@@ -1,5 +1,7 @@
+import { DEFAULT_MAX_DELETES } from "../../../src/reconcile/deletes.js";
 import { type DaemonProcess, type LogLine, startDaemonProcess } from "../daemon-process.js";
 import type { StatusBody } from "../daemon-run.js";
+import type { Life } from "./lifecycle.js";
 
 /**
  * The daemon of the soak: one `node dist/cli.js run` at a time, killed and started again, its output
@@ -28,6 +30,8 @@ export class SoakDaemon {
   /** How many of the running daemon's log lines the failures check has read, and those of ended ones it has not. */
   private logsRead = 0;
   private pendingLogs: LogLine[] = [];
+  /** Every start, with the delete settings it ran with (lifecycle.ts). */
+  readonly lives: Life[] = [];
   starts = 0;
   kills = 0;
 
@@ -42,7 +46,17 @@ export class SoakDaemon {
 
   async start(extra: Record<string, string> = {}): Promise<void> {
     if (this.process) throw new Error("the soak starts a daemon while one runs");
-    this.process = await startDaemonProcess({ ...this.baseEnv(), ...extra }, START_MS);
+    const env = { ...this.baseEnv(), ...extra };
+    const startedAt = Date.now();
+    const started = await startDaemonProcess(env, START_MS);
+    this.process = started;
+    this.lives.push({
+      what: `the daemon's start ${this.starts + 1}`,
+      startedAt,
+      maxDeletes: Number(env.DRIFTLESS_MAX_DELETES ?? DEFAULT_MAX_DELETES),
+      prune: env.DRIFTLESS_PRUNE !== "off",
+      logs: () => started.logs,
+    });
     this.errRead = 0;
     this.outRead = 0;
     this.logsRead = 0;

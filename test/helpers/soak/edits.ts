@@ -1,6 +1,12 @@
 import {
+  COLLECTION_OF,
+  type Collection,
+  CREATED_KINDS,
+  type CreatedKind,
+  created,
   current,
   endpoint,
+  liveCreated,
   liveEndpoints,
   liveTiles,
   render,
@@ -18,7 +24,16 @@ import {
 
 /** What the last load of the state showed: the records by `Kind/name`. */
 export type StateFacts = {
-  records: Record<string, { serverId?: string; tileIds?: Record<string, string>; intent?: unknown }>;
+  records: Record<
+    string,
+    {
+      serverId?: string;
+      tileIds?: Record<string, string>;
+      intent?: unknown;
+      deletionPolicy?: string;
+      unmanagedSince?: string;
+    }
+  >;
 };
 
 export type Random = () => number;
@@ -28,6 +43,29 @@ export const between = (random: Random, low: number, high: number) =>
   low + Math.floor(random() * (high - low + 1));
 
 type Edit = (world: World, random: Random, facts: StateFacts) => string | undefined;
+
+const KIND_OF: Record<Exclude<Collection, "endpoints">, CreatedKind> = {
+  keys: "ApiKey",
+  pipes: "DataPipe",
+  dashboards: "Dashboard",
+};
+
+/**
+ * Adds a manifest without an id whose object lands in `collection` (a key, pipe or dashboard only when
+ * the platform creates them): driftless must create it. One in five is annotated orphan.
+ */
+export function addToCreate(world: World, random: Random, collection: Collection): string {
+  const orphan = random() < 0.2;
+  const policy = orphan ? " (deletion policy orphan)" : "";
+  if (collection === "endpoints") {
+    const added = endpoint(world.seed, ++world.counter, orphan);
+    world.endpoints.push(added);
+    return `endpoint ${current(added.names)} added${policy}`;
+  }
+  const added = created(world.seed, KIND_OF[collection], ++world.counter, orphan);
+  world.created.push(added);
+  return `${added.kind} ${added.name} added, no id${policy}`;
+}
 
 const TABLES = ["customers", "addresses", "orders", "invoices", "refunds"];
 
@@ -104,9 +142,7 @@ const EDITS: Record<string, Edit> = {
   },
   endpointAdd(world, random) {
     if (liveEndpoints(world).length >= 6 && random() < 0.8) return undefined;
-    const added = endpoint(world.seed, ++world.counter);
-    world.endpoints.push(added);
-    return `endpoint ${current(added.names)} added`;
+    return addToCreate(world, random, "endpoints");
   },
   endpointRename(world, random, facts) {
     const renamable = liveEndpoints(world).filter(
@@ -130,6 +166,23 @@ const EDITS: Record<string, Edit> = {
     e.removed = true;
     return `endpoint ${current(e.names)} removed`;
   },
+  createdAdd(world, random) {
+    if (!world.creates || (liveCreated(world).length >= 6 && random() < 0.8)) return undefined;
+    const kind = pick(random, CREATED_KINDS) as CreatedKind;
+    return addToCreate(world, random, COLLECTION_OF[kind]);
+  },
+  createdRemove(world, random) {
+    const c = pick(random, liveCreated(world));
+    if (!c) return undefined;
+    c.removed = true;
+    return `${c.kind} ${c.name} removed`;
+  },
+  createdChange(world, random) {
+    const c = pick(random, liveCreated(world));
+    if (!c) return undefined;
+    c.detail += 1;
+    return `${c.kind} ${c.name} changed (detail ${c.detail})`;
+  },
   kafkaSetting(world, random) {
     world.kafkaWaitMs = between(random, 5, 50) * 100;
     return `kafka pipe streaming_max_insert_wait_ms ${world.kafkaWaitMs}`;
@@ -150,12 +203,14 @@ const EDITS: Record<string, Edit> = {
 };
 
 /**
- * Endpoints come and go, and manifests are renamed, more often than the rest: a create is the request
- * never repeated blindly, and a rename moves a record within the state.
+ * Endpoints, keys, pipes and dashboards come and go, and manifests are renamed, more often than the
+ * rest: a create is the request never repeated blindly, a delete the one the guard counts, and a rename
+ * moves a record within the state.
  */
 const EDIT_DRAWS = [
   ...Object.keys(EDITS),
   ...["endpointAdd", "endpointAdd", "endpointRemove", "endpointRename", "endpointRename", "endpointRename"],
+  ...["createdAdd", "createdAdd", "createdRemove"],
   ...["dashboardRename", "keyRename"],
 ];
 
@@ -174,8 +229,10 @@ export function editWorld(world: World, random: Random, facts: StateFacts): stri
     done.push((EDITS[name] as Edit)(world, random, facts) ?? `${name} skipped (not applicable now)`);
   }
   if (random() < 0.1) {
-    const endpointFiles = Object.keys(render(world)).filter((path) => path.startsWith("endpoints/"));
-    world.broken = pick(random, [...BREAKABLE, ...endpointFiles]);
+    const ownFiles = Object.keys(render(world)).filter(
+      (path) => path.startsWith("endpoints/") || path.startsWith("created/"),
+    );
+    world.broken = pick(random, [...BREAKABLE, ...ownFiles]);
     done.push(`${world.broken} left broken`);
   }
   return done;

@@ -2,6 +2,7 @@ import type { Fault as PlatformFault, Simulator } from "../../../src/simulator/i
 import { DEFAULT_SECRET_NAME, shardName, shardOf } from "../../../src/state/kubernetes-store.js";
 import type { FakeKubernetes, Fault as KubernetesFault, RecordedRequest } from "../fake-kubernetes.js";
 import { between, pick, type Random } from "./edits.js";
+import type { Collection } from "./world.js";
 
 /**
  * The faults the soak injects: the platform's (the simulator's `inject`: 429 and 503 with Retry-After,
@@ -14,11 +15,34 @@ import { between, pick, type Random } from "./edits.js";
 export const ENDPOINT_ROUTE =
   "/v1/organizations/{organizationId}/services/{serviceId}/datapipesReversePrivateEndpoints";
 
-/** The requests a platform fault may aim at; the endpoint create, the one never repeated blindly, most. */
+/** The route that creates each collection's objects (all but the endpoints': the published contract's). */
+export const CREATE_ROUTES: Record<Collection, string> = {
+  endpoints: ENDPOINT_ROUTE,
+  keys: "/v1/organizations/{organizationId}/keys",
+  pipes: "/v1/organizations/{organizationId}/services/{serviceId}/datapipes",
+  dashboards: "/api/v2/dashboards",
+};
+
+/** A create, as a fault aims at it. */
+export const createTarget = (collection: Collection): Pick<PlatformFault, "api" | "method" | "route"> => ({
+  api: collection === "dashboards" ? "observability" : "management",
+  method: "POST",
+  route: CREATE_ROUTES[collection],
+});
+
+/**
+ * The requests a platform fault may aim at; the creates, the requests never repeated blindly, most
+ * (the endpoint's, which both contracts serve, more), and the deletes.
+ */
 const TARGETS: Array<Pick<PlatformFault, "api" | "method" | "route">> = [
-  { api: "management", method: "POST", route: ENDPOINT_ROUTE },
-  { api: "management", method: "POST", route: ENDPOINT_ROUTE },
-  { api: "management", method: "POST", route: ENDPOINT_ROUTE },
+  createTarget("endpoints"),
+  createTarget("endpoints"),
+  createTarget("endpoints"),
+  createTarget("keys"),
+  createTarget("pipes"),
+  createTarget("dashboards"),
+  { api: "management", method: "DELETE" },
+  { api: "observability", method: "DELETE", route: "/api/v2/dashboards/{id}" },
   { api: "management", method: "PATCH", route: "/v1/organizations/{organizationId}" },
   { api: "management", method: "PATCH", route: "/v1/organizations/{organizationId}/keys/{keyId}" },
   {

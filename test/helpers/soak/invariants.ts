@@ -15,14 +15,15 @@ import { createLogger } from "../../../src/telemetry/logger.js";
 import type { LogLine } from "../daemon-process.js";
 import type { FakeKubernetes } from "../fake-kubernetes.js";
 import type { StateFacts } from "./edits.js";
-import { ENDPOINT_ROUTE } from "./faults.js";
-import { liveTiles, type World } from "./world.js";
+import type { PlatformLedger } from "./lifecycle.js";
+import { liveTiles, owned, type World } from "./world.js";
 
 /**
  * What must hold after every step of the soak, whatever was injected: the state loads through the
- * store's own load (journal or shards included); no endpoint is created twice; a tile id, once saved,
- * stays the tile's in the state and on the platform; no planted secret appears in anything driftless
- * wrote or served. Each check throws an Error saying what broke.
+ * store's own load (journal or shards included) and forgets no object driftless created; a tile id,
+ * once saved, stays the tile's in the state and on the platform; no planted secret appears in anything
+ * driftless wrote or served. (Creates and deletes: lifecycle.ts.) Each check throws an Error saying
+ * what broke.
  */
 
 export type StateSource =
@@ -62,63 +63,27 @@ export function factsOf(state: State): StateFacts {
 }
 
 /**
- * No endpoint object exists twice on the platform, and none was POSTed (in a way that may have taken
- * effect: answered 2xx, or not answered) more often than once plus the operator's allowances for it.
- * With reads on, a POST left unanswered is settled by the list of the service's endpoints
- * (docs/operations.md, "Unknown creates settled by the list"): one the list does not show is POSTed
- * again, so only the answered ones count.
- */
-export function checkNoDuplicateCreate(
-  sim: Simulator,
-  world: World,
-  allowances: Map<number, number>,
-  reads: boolean,
-) {
-  for (const e of world.endpoints) {
-    const held = sim.state.endpoints.filter((x) => x.description === e.description);
-    if (held.length > 1) {
-      throw new Error(
-        `endpoint "${e.description}" (${e.names.join(" → ")}) exists ${held.length} times on the platform: ${held.map((x) => x.id).join(", ")}`,
-      );
-    }
-    const posts = sim.requests.filter(
-      (r) =>
-        r.method === "POST" &&
-        r.route === ENDPOINT_ROUTE &&
-        (r.body as { description?: string } | undefined)?.description === e.description &&
-        ((r.status === 0 && !reads) || (r.status >= 200 && r.status < 300)),
-    );
-    const allowed = 1 + (allowances.get(e.number) ?? 0);
-    if (posts.length > allowed) {
-      throw new Error(
-        `endpoint "${e.description}" was POSTed ${posts.length} times (answered ${posts.map((p) => p.status || "nothing").join(", ")}), more than once plus the ${allowed - 1} allowance(s) an operator gave`,
-      );
-    }
-  }
-}
-
-/**
  * What the state must never forget, since a new process would then create again or send a tile
- * without its id: each endpoint the platform holds (read before the state was loaded) has a record,
- * under one of its manifest's names, with its id or with the create's intent; each tile id learned
- * is held under one of the tile's keys by a record of one of the dashboard's names. Returns the
- * problems (a Kubernetes load is no snapshot: one that ran beside a save may miss a record moving
- * between shards, so the caller loads again before it calls a miss lost).
+ * without its id: each object the platform holds of a manifest object driftless creates (read before
+ * the state was loaded) has a record, under one of its manifest's names, with its id or with the
+ * create's intent; each tile id learned is held under one of the tile's keys by a record of one of the
+ * dashboard's names. Returns the problems (a Kubernetes load is no snapshot: one that ran beside a save
+ * may miss a record moving between shards, so the caller loads again before it calls a miss lost).
  */
 export function forgotten(
-  held: ReadonlyMap<number, string>,
+  held: ReadonlyMap<string, string>,
   world: World,
   state: State,
   learned: ReadonlyMap<number, string>,
 ): string[] {
   const problems: string[] = [];
-  for (const e of world.endpoints) {
-    const id = held.get(e.number);
+  for (const o of owned(world)) {
+    const id = held.get(o.identity);
     if (!id) continue;
-    const records = e.names.flatMap((name) => state.resources[`ReversePrivateEndpoint/${name}`] ?? []);
+    const records = o.names.flatMap((name) => state.resources[`${o.kind}/${name}`] ?? []);
     if (!records.some((r) => r.serverId === id || r.intent)) {
       problems.push(
-        `the platform holds endpoint ${id} of "${e.description}", but the state has no record of it under ${e.names.join(", ")} (a new process would create it again)`,
+        `the platform holds ${o.kind} ${id} of "${o.identity}", but the state has no record of it under ${o.names.join(", ")} (a new process would create it again)`,
       );
     }
   }
@@ -133,12 +98,12 @@ export function forgotten(
   return problems;
 }
 
-/** The id of the endpoint the platform holds for each endpoint object, by its number. */
-export function heldEndpoints(sim: Simulator, world: World): Map<number, string> {
-  const held = new Map<number, string>();
-  for (const e of world.endpoints) {
-    const found = sim.state.endpoints.find((x) => x.description === e.description);
-    if (found) held.set(e.number, found.id);
+/** The id of the object the platform holds for each object the manifests create, by its identity. */
+export function heldObjects(ledger: PlatformLedger, world: World): Map<string, string> {
+  const held = new Map<string, string>();
+  for (const o of owned(world)) {
+    const found = ledger.held(o.collection, o.identity)[0];
+    if (found) held.set(o.identity, found.id);
   }
   return held;
 }

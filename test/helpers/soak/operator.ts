@@ -35,7 +35,7 @@ export async function operateOnUnknown(soak: FaultSoak, random: Random): Promise
       done.push(`adopted ${entry.name} as ${e.adoptedId}`);
     } else if (held.length === 0) {
       allowed.push(`ReversePrivateEndpoint/${entry.name}`);
-      soak.allowances.set(e.number, (soak.allowances.get(e.number) ?? 0) + 1);
+      soak.allowances.set(e.description, (soak.allowances.get(e.description) ?? 0) + 1);
       done.push(`allowed ${entry.name} again`);
     }
   }

@@ -80,6 +80,11 @@ export class SoakRig {
     return rig;
   }
 
+  /** DRIFTLESS_KEY_SECRETS_DIR: where the keys driftless creates get their id and secret (outside the state). */
+  get keySecretsDir(): string {
+    return join(this.root, "key-secrets");
+  }
+
   secret(name: string): string {
     return this.secrets.get(name) ?? "";
   }
@@ -97,6 +102,7 @@ export class SoakRig {
     return {
       DRIFTLESS_MANIFESTS: this.layout.link,
       DRIFTLESS_SECRETS_DIR: join(this.root, "secrets"),
+      DRIFTLESS_KEY_SECRETS_DIR: this.keySecretsDir,
       ...store,
       DRIFTLESS_MANAGEMENT_URL: this.sim.managementUrl,
       DRIFTLESS_MANAGEMENT_KEY_ID: ids.managementKeyId,

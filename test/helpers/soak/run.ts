@@ -5,31 +5,40 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { seededRandom } from "../../../src/simulator/faults.js";
 import type { State } from "../../../src/state/store.js";
 import { SoakDaemon } from "./daemon.js";
-import type { Random, StateFacts } from "./edits.js";
+import { between, type Random, type StateFacts } from "./edits.js";
 import type { FaultCounts, LatencyBook } from "./faults.js";
 import {
   checkFailures,
-  checkNoDuplicateCreate,
   checkNoSecret,
   checkTileIds,
   factsOf,
   forgotten,
-  heldEndpoints,
+  heldObjects,
   loadState,
   stateTexts,
 } from "./invariants.js";
+import {
+  checkCreates,
+  checkDeletes,
+  checkKeyTargets,
+  type Life,
+  keyPairs,
+  PlatformLedger,
+} from "./lifecycle.js";
 import { quietPhase } from "./quiet.js";
 import { type Contract, SoakRig, type SoakStore } from "./rig.js";
 import { performStep } from "./steps.js";
-import { initialWorld, type World } from "./world.js";
+import { initialWorld, owned, type World } from "./world.js";
 
 /**
  * The fault soak: the built daemon against the simulator (and, for the Kubernetes store, the fake
- * Kubernetes API) while seeded random steps (steps.ts) kill it, inject the platform's and the API
- * server's faults, swap git-sync's link, edit the manifests (renames included), rotate a secret, run
- * `driftless plan` beside it and play the operator who settles an Unknown create; after every step the
- * invariants are checked (invariants.ts), and a last quiet phase checks that every resource ends Synced
- * or says why (quiet.ts). A failure throws with the seed, the steps so far and how to replay them.
+ * Kubernetes API) while seeded random steps (steps.ts) kill it (now and then between a create's POST
+ * and its save), inject the platform's and the API server's faults, swap git-sync's link (now and then
+ * to a checkout that comes up empty), edit the manifests (objects to create added and removed, renames
+ * included), rotate a secret, run `driftless plan` beside it and play the operator who settles an
+ * Unknown create; after every step the invariants are checked (invariants.ts, lifecycle.ts), and a
+ * last quiet phase checks that every resource ends Synced or says why (quiet.ts). A failure throws
+ * with the seed, the steps so far and how to replay them.
  */
 
 export type { SoakStore } from "./rig.js";
@@ -68,8 +77,12 @@ export class FaultSoak {
   readonly contract: Contract;
   readonly counts: FaultCounts = {};
   readonly latency: LatencyBook = { maxMs: 0 };
-  /** Allowances to create again the operator gave, by endpoint number. */
-  readonly allowances = new Map<number, number>();
+  /** Allowances to create again the operator gave, by the identity of the object (lifecycle.ts). */
+  readonly allowances = new Map<string, number>();
+  /** Since when the state says an object's policy keeps it (orphan), by identity: no delete after that. */
+  readonly keptSince = new Map<string, number>();
+  /** The operator's `driftless apply --allow-deletes` runs, each a driftless that may delete. */
+  readonly operatorRuns: Life[] = [];
   /** The first id the state saved for each tile, by tile number. */
   readonly learnedTiles = new Map<number, string>();
   readonly steps: string[] = [];
@@ -84,16 +97,42 @@ export class FaultSoak {
   unknownWithoutCreate = 0;
   rig!: SoakRig;
   daemon!: SoakDaemon;
+  ledger!: PlatformLedger;
+  /** The quiet phase: its daemons delete with the defaults (DRIFTLESS_PRUNE on, the default guard). */
+  quiet = false;
   private readonly started = performance.now();
 
   constructor(readonly options: SoakOptions) {
-    this.world = initialWorld(options.seed);
     this.contract = seededRandom(options.seed)() < 0.5 ? "minimal" : "full";
+    // Keys, pipes and dashboards are created through the published contract only.
+    this.world = initialWorld(options.seed, this.contract === "full");
   }
 
   async setUp(): Promise<void> {
     this.rig = await SoakRig.create(this.world, this.options.store, this.contract, this.options.seed);
-    this.daemon = new SoakDaemon(() => this.rig.env(), this.rig.secret("status token"));
+    this.ledger = new PlatformLedger(this.rig.sim);
+    this.daemon = new SoakDaemon(
+      () => ({ ...this.rig.env(), ...this.deleteSettings() }),
+      this.rig.secret("status token"),
+    );
+  }
+
+  /**
+   * The delete settings of the next start, drawn anew at each (an operator may change them between
+   * two): a guard of 2 to 8 deletes a pass, and one start in seven with DRIFTLESS_PRUNE=off.
+   */
+  private deleteSettings(): Record<string, string> {
+    if (this.quiet) return {};
+    const random = this.randomOf(-1000 - this.daemon.starts);
+    const maxDeletes = String(between(random, 2, 8));
+    return random() < 1 / 7
+      ? { DRIFTLESS_MAX_DELETES: maxDeletes, DRIFTLESS_PRUNE: "off" }
+      : { DRIFTLESS_MAX_DELETES: maxDeletes };
+  }
+
+  /** Every driftless that may have sent a delete, in the order they started. */
+  lives(): Life[] {
+    return [...this.daemon.lives, ...this.operatorRuns].sort((a, b) => a.startedAt - b.startedAt);
   }
 
   async tearDown(): Promise<void> {
@@ -150,11 +189,19 @@ export class FaultSoak {
   async check(): Promise<void> {
     const { sim, secrets, source, notify } = this.rig;
     this.daemon.checkAlive();
+    const output = this.daemon.newOutput();
+    // Each key's target is written before its create: read after the platform's keys, it holds them all.
+    const keys = [...sim.state.keys];
+    const pairs = await keyPairs(this.rig.keySecretsDir);
+    for (const pair of pairs) secrets.set(`secret of the created key in ${pair.file}`, pair.keySecret);
     const state = await this.loadRemembering();
     this.facts = factsOf(state);
-    checkNoDuplicateCreate(sim, this.world, this.allowances, this.contract === "full");
+    this.noteKept();
+    checkCreates(sim, this.ledger, owned(this.world), this.allowances, this.contract === "full");
+    checkDeletes(sim.requests, this.ledger, this.lives(), this.keptSince);
+    checkKeyTargets(keys, pairs);
     checkTileIds(sim, this.world, state, this.learnedTiles);
-    checkNoSecret("the daemon's output", this.daemon.newOutput(), secrets);
+    checkNoSecret("the daemon's output", output, secrets);
     checkFailures(this.daemon.newLogLines());
     for (const [where, text] of await stateTexts(source)) checkNoSecret(where, text, secrets);
     if (this.daemon.running) {
@@ -166,6 +213,19 @@ export class FaultSoak {
   }
 
   /**
+   * Notes the objects whose policy the state says keeps them: annotated orphan from their first
+   * manifest, or (an endpoint an operator adopted by id) from the first load whose record says orphan.
+   */
+  private noteKept(): void {
+    for (const o of owned(this.world)) {
+      if (this.keptSince.has(o.identity)) continue;
+      if (o.orphan) this.keptSince.set(o.identity, 0);
+      else if (o.names.some((name) => this.facts.records[`${o.kind}/${name}`]?.deletionPolicy === "orphan"))
+        this.keptSince.set(o.identity, Date.now());
+    }
+  }
+
+  /**
    * The state, loaded after the platform was read, that must remember every endpoint the platform
    * holds and every tile id learned (invariants.ts, forgotten): a load that misses one is made again
    * twice, 300 ms apart, and a miss in all three is a broken invariant.
@@ -173,7 +233,7 @@ export class FaultSoak {
   private async loadRemembering(): Promise<State> {
     let problems: string[] = [];
     for (let attempt = 1; attempt <= 3; attempt++) {
-      const held = heldEndpoints(this.rig.sim, this.world);
+      const held = heldObjects(this.ledger, this.world);
       const state = await loadState(this.rig.source);
       problems = forgotten(held, this.world, state, this.learnedTiles);
       if (problems.length === 0) return state;

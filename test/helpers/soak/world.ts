@@ -3,12 +3,14 @@ import { mskEndpoint } from "../manifests.js";
 
 /**
  * The manifests the fault soak keeps in git, as data: what a team would edit (names, tiles, list
- * entries, endpoints added, renamed and removed), rendered to the files of one git-sync revision. Every
- * manifest object keeps what identifies it on the platform (an endpoint's description, a tile's name)
- * for its whole life, so the invariants can count what the platform holds per object.
+ * entries, endpoints, keys, pipes and dashboards added, renamed and removed), rendered to the files of
+ * one git-sync revision. Every manifest object keeps what identifies it on the platform (an endpoint's
+ * description, a tile's name, a created object's name) for its whole life, so the invariants can count
+ * what the platform holds per object.
  */
 
 export const PREVIOUS_NAME = "driftless/previous-name";
+export const DELETION_POLICY = "driftless/deletion-policy";
 export const KAFKA_PASSWORD_ENV = "SOAK_KAFKA_PASSWORD";
 export const POSTGRES_PASSWORD_FILE = "soak-postgres-password";
 
@@ -22,6 +24,27 @@ export type EndpointObject = {
   adoptedId?: string;
   /** Renamed with the previous-name annotation (else, with spec.id set, by its id alone). */
   annotated: boolean;
+  /** Annotated `driftless/deletion-policy: orphan`: its object outlives its manifest. */
+  orphan: boolean;
+  removed: boolean;
+};
+
+/** The kinds the soak creates from manifests that name no id, beside endpoints (the published contract's creates). */
+export const CREATED_KINDS = ["ApiKey", "DataPipe", "Dashboard"] as const;
+export type CreatedKind = (typeof CREATED_KINDS)[number];
+
+/** One key, pipe or dashboard manifest that names no id: driftless creates its object. */
+export type CreatedObject = {
+  number: number;
+  kind: CreatedKind;
+  /** Its metadata.name, for its whole life (a rename of a created object is a delete and a create). */
+  name: string;
+  /** The name the platform shows, unique to this object. */
+  title: string;
+  /** Annotated `driftless/deletion-policy: orphan`: its object outlives its manifest. */
+  orphan: boolean;
+  /** A field an edit changes: a key's role, a pipe's insert wait, a dashboard's tag. */
+  detail: number;
   removed: boolean;
 };
 
@@ -53,6 +76,10 @@ export type World = {
   dashboardTitle: string;
   tiles: TileObject[];
   endpoints: EndpointObject[];
+  /** Keys, pipes and dashboards without ids: the published contract creates them (empty on the minimal one). */
+  created: CreatedObject[];
+  /** Whether the platform creates keys, pipes and dashboards (the full contract). */
+  creates: boolean;
   kafkaWaitMs: number;
   postgresBatch: number;
   postgresTables: string[];
@@ -64,11 +91,16 @@ export type World = {
 export const current = (names: string[]): string => names[names.length - 1] as string;
 export const liveTiles = (world: World) => world.tiles.filter((t) => !t.removed);
 export const liveEndpoints = (world: World) => world.endpoints.filter((e) => !e.removed);
+export const liveCreated = (world: World) => world.created.filter((c) => !c.removed);
 
 /** The tile the AlertWatch names: the fixture's alert watches it, so it is never removed. */
 export const WATCHED_TILE = 0;
 
-export function initialWorld(seed: number): World {
+/** The manifest of the key driftless authenticates with: annotated delete, yet never deleted. */
+export const OWN_KEY_NAME = "driftless-key";
+
+/** The world at the start; `creates`: the platform creates keys, pipes and dashboards (one of each then). */
+export function initialWorld(seed: number, creates: boolean): World {
   const adopted = ids.tileIds.map((id, i) => tile(i, { id, adoptedId: id, x: i * 6, y: 0 }));
   return {
     seed,
@@ -80,21 +112,31 @@ export function initialWorld(seed: number): World {
     dashboardTitle: "Platform overview",
     tiles: [...adopted, tile(3, { x: 0, y: 3 })],
     endpoints: [0, 1, 2].map((n) => endpoint(seed, n)),
+    created: creates ? CREATED_KINDS.map((kind, i) => created(seed, kind, 4 + i)) : [],
+    creates,
     kafkaWaitMs: 1000,
     postgresBatch: 1000,
     postgresTables: ["customers", "addresses"],
-    counter: 3,
+    counter: 6,
   };
 }
 
-export function endpoint(seed: number, number: number): EndpointObject {
+export function endpoint(seed: number, number: number, orphan = false): EndpointObject {
   return {
     number,
     names: [`soak-endpoint-${number}`],
     description: `soak ${seed} endpoint ${number}`,
     annotated: true,
+    orphan,
     removed: false,
   };
+}
+
+const NOUNS: Record<CreatedKind, string> = { ApiKey: "key", DataPipe: "pipe", Dashboard: "board" };
+
+export function created(seed: number, kind: CreatedKind, number: number, orphan = false): CreatedObject {
+  const noun = NOUNS[kind];
+  return { number, kind, name: `soak-${noun}-${number}`, title: `soak ${seed} ${noun} ${number}`, orphan, detail: 0, removed: false };
 }
 
 export function tile(number: number, fields: Partial<TileObject> = {}): TileObject {
@@ -116,6 +158,7 @@ export function tile(number: number, fields: Partial<TileObject> = {}): TileObje
 export function render(world: World): Record<string, string> {
   const files: Record<string, string> = {
     "keys/api-key.yaml": apiKey(world),
+    "keys/driftless-key.yaml": OWN_KEY,
     "organization.yaml": organization(world),
     "dashboards/overview.yaml": dashboard(world),
     "watches.yaml": watches(world),
@@ -123,6 +166,7 @@ export function render(world: World): Record<string, string> {
     "pipes/postgres.yaml": postgresPipe(world),
   };
   for (const e of liveEndpoints(world)) files[`endpoints/endpoint-${e.number}.yaml`] = endpointYaml(e);
+  for (const c of liveCreated(world)) files[`created/${c.name}.yaml`] = createdYaml(c);
   if (world.broken && files[world.broken] !== undefined) {
     files[world.broken] = `${files[world.broken]}  broken: [by a soak edit\n`;
   }
@@ -131,13 +175,82 @@ export function render(world: World): Record<string, string> {
 
 function endpointYaml(e: EndpointObject): string {
   const previous = e.names.length > 1 && e.annotated ? e.names[e.names.length - 2] : undefined;
+  const annotations = {
+    ...(previous ? { [PREVIOUS_NAME]: previous } : {}),
+    ...(e.orphan ? { [DELETION_POLICY]: "orphan" } : {}),
+  };
   return mskEndpoint(current(e.names), {
     description: e.description,
     cluster: `soak-${e.number}`,
-    ...(previous ? { annotations: { [PREVIOUS_NAME]: previous } } : {}),
+    ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
     ...(e.adoptedId ? { extra: `  id: ${e.adoptedId}\n` } : {}),
   });
 }
+
+/** The key driftless authenticates with, adopted by its id and annotated delete: it must never be deleted. */
+const OWN_KEY = `apiVersion: driftless/v1
+kind: ApiKey
+metadata:
+  name: ${OWN_KEY_NAME}
+  annotations:
+    ${DELETION_POLICY}: delete
+spec:
+  organizationId: ${ids.organizationId}
+  keyId: ${ids.managementKeyId}
+  name: driftless
+  roles: [admin]
+`;
+
+function createdYaml(c: CreatedObject): string {
+  const head = `apiVersion: driftless/v1
+kind: ${c.kind}
+metadata:
+  name: ${c.name}
+${c.orphan ? `  annotations:\n    ${DELETION_POLICY}: orphan\n` : ""}spec:
+`;
+  return head + CREATED_SPECS[c.kind](c);
+}
+
+/** The spec of each created kind: what a create needs, and `detail` in a field an update can change. */
+const CREATED_SPECS: Record<CreatedKind, (c: CreatedObject) => string> = {
+  ApiKey: (c) => `  organizationId: ${ids.organizationId}
+  name: ${c.title}
+  roles: [${c.detail % 2 === 0 ? "developer" : "query_endpoints"}]
+  secretTarget: { file: ${c.name} }
+`,
+  DataPipe: (c) => `  organizationId: ${ids.organizationId}
+  serviceId: ${ids.serviceId}
+  name: ${c.title}
+  source:
+    kafka:
+      type: confluent
+      format: JSONEachRow
+      brokers: broker-1.example.com:9092
+      topics: soak-${c.number}
+      authentication: PLAIN
+      credentials: { username: soak, password: { fromEnv: ${KAFKA_PASSWORD_ENV} } }
+  destination:
+    database: analytics
+    table: soak_${c.number}
+    managedTable: true
+    columns: [{ name: id, type: String }]
+  fieldMappings: [{ sourceField: id, destinationField: id }]
+  settings:
+    streaming_max_insert_wait_ms: ${1000 + c.detail * 100}
+`,
+  Dashboard: (c) => `  name: ${c.title}
+  tags: [soak, v${c.detail}]
+  tiles:
+    - key: volume
+      name: Volume ${c.number}
+      x: 0
+      y: 0
+      w: 6
+      h: 3
+      series:
+        - { type: time, dataSource: events, sourceId: ${ids.sourceIds[0]}, aggFn: count, where: "soak:${c.number}", groupBy: [] }
+`,
+};
 
 function apiKey(world: World): string {
   return `apiVersion: driftless/v1
@@ -284,6 +397,59 @@ export function declared(world: World): string[] {
     "BackupWatch/analytics-backups",
     "DataPipe/orders-from-kafka",
     "DataPipe/customers-from-postgres",
+    `ApiKey/${OWN_KEY_NAME}`,
     ...liveEndpoints(world).map((e) => `ReversePrivateEndpoint/${current(e.names)}`),
+    ...liveCreated(world).map((c) => `${c.kind}/${c.name}`),
+  ];
+}
+
+/**
+ * An object driftless creates, whatever its kind, as the invariants see it: where the platform keeps
+ * it, what identifies it there (an endpoint's description, a created object's name), its manifest
+ * names, and whether its policy keeps it when its manifest leaves git (annotated orphan; an endpoint an
+ * operator adopted by id is kept too, once the state says so: see lifecycle.ts).
+ */
+export type Owned = {
+  kind: "ReversePrivateEndpoint" | CreatedKind;
+  collection: Collection;
+  identity: string;
+  names: string[];
+  orphan: boolean;
+  removed: boolean;
+};
+
+/** The platform's collections of created objects, as the simulator's state names them. */
+export const COLLECTIONS = ["endpoints", "keys", "pipes", "dashboards"] as const;
+export type Collection = (typeof COLLECTIONS)[number];
+export const COLLECTION_OF: Record<Owned["kind"], Collection> = {
+  ReversePrivateEndpoint: "endpoints",
+  ApiKey: "keys",
+  DataPipe: "pipes",
+  Dashboard: "dashboards",
+};
+
+/** Every object the manifests of `world` create (or created), removed ones too. */
+export function owned(world: World): Owned[] {
+  return [
+    ...world.endpoints.map(
+      (e): Owned => ({
+        kind: "ReversePrivateEndpoint",
+        collection: "endpoints",
+        identity: e.description,
+        names: e.names,
+        orphan: e.orphan,
+        removed: e.removed,
+      }),
+    ),
+    ...world.created.map(
+      (c): Owned => ({
+        kind: c.kind,
+        collection: COLLECTION_OF[c.kind],
+        identity: c.title,
+        names: [c.name],
+        orphan: c.orphan,
+        removed: c.removed,
+      }),
+    ),
   ];
 }
