@@ -1,3 +1,4 @@
+import { kindOf } from "../kinds/index.js";
 import { loadSettled, type ManifestSet } from "../manifests/load.js";
 import type { Manifest } from "../manifests/manifest.js";
 import type { Problem } from "../manifests/problem.js";
@@ -6,7 +7,7 @@ import { type PlanView, relabelView } from "../plan/view.js";
 import { type DryRunOptions, dryRun, viewOfOutcome } from "../reconcile/dry-run.js";
 import { passOf } from "../reconcile/pass.js";
 import type { ResourceOutcome } from "../reconcile/types.js";
-import { resourceId } from "../resources.js";
+import { objectIdOf, resourceId } from "../resources.js";
 import { STATE_VERSION, type State } from "../state/store.js";
 import { createLogger, type Logger } from "../telemetry/logger.js";
 import { type BaseSet, loadBase } from "./git-manifests.js";
@@ -104,9 +105,11 @@ function unmanaged(m: Manifest): PlanView {
     m.kind === "ReversePrivateEndpoint" || m.kind === "Dashboard"
       ? "it is not deleted"
       : "it stays on the platform as it is";
+  const id = objectIdOf({ address: kindOf(m.kind).address(m.spec, undefined) });
   return {
     kind: m.kind,
     name: m.name,
+    ...(id ? { id } : {}),
     outcome: "unmanaged",
     reason: `its manifest was removed: nothing is sent, ${kept}, and driftless no longer changes it`,
     changes: [],
