@@ -254,8 +254,8 @@ command(
     const { reconcileCommand } = await import("./commands/reconcile.js");
     const settings = config(used);
     const token = readCredential(settings.statusToken) ?? readCredential(settings.webhookToken);
-    const { listen, url } = settings;
-    return reconcileCommand({ listen, url, token, output: textOrJson(settings.output) }, io);
+    const { listen, url, allowDeletes } = settings;
+    return reconcileCommand({ listen, url, token, output: textOrJson(settings.output), allowDeletes }, io);
   }),
 );
 

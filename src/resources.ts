@@ -58,6 +58,11 @@ export type ResourceStatus = {
   next: NextStep;
   /** The organization the resource belongs to (its spec's organizationId), for the kinds that have one. */
   organization?: string;
+  /**
+   * The platform's id of its object (not the `Kind/name` of resourceId): the id its manifest names, or
+   * the one the platform assigned when driftless created it (see objectIdOf). Absent while it has none.
+   */
+  id?: string;
   /** Why it is not Synced: the platform's message, a validation problem, what to do. */
   message?: string;
   /** The platform's request id of the failing (or last) request, when there was one. */
@@ -136,7 +141,10 @@ export const CAUSES = {
 export type Cause = keyof typeof CAUSES;
 
 /** What a status says beside its kind, name, status and next step. */
-export type StatusDetails = Pick<ResourceStatus, "organization" | "message" | "requestId" | "lastAppliedAt">;
+export type StatusDetails = Pick<
+  ResourceStatus,
+  "organization" | "id" | "message" | "requestId" | "lastAppliedAt"
+>;
 
 /**
  * The status of `resource` come to `cause`: the status and next step its cause decides, and the
@@ -150,11 +158,28 @@ export function resultOf(
   const { status, next } = CAUSES[cause];
   const result: ResourceStatus = { kind: resource.kind, name: resource.name, status, next };
   if (details.organization) result.organization = details.organization;
+  if (details.id) result.id = details.id;
   if (details.message) result.message = details.message;
   if (details.requestId) result.requestId = details.requestId;
   if (details.lastAppliedAt) result.lastAppliedAt = details.lastAppliedAt;
   if (status === "Failed") result.failure = next === "retry" ? "transient" : "terminal";
   return result;
+}
+
+/**
+ * The platform's id of an object, from what a record (or a manifest) says of where it is: the last of
+ * its path parameters (`address`: a path ends in the object's own id, `/keys/{keyId}`), else the id a
+ * create was answered with; undefined while it has none (a create not made yet, a watch).
+ */
+export function objectIdOf(
+  where:
+    | { address?: Readonly<Record<string, string>> | undefined; serverId?: string | undefined }
+    | undefined,
+): string | undefined {
+  const address = where?.address;
+  let last: string | undefined;
+  for (const key in address) last = address[key];
+  return last ?? where?.serverId;
 }
 
 /** Whether a pass came out as it should: every resource done, and no manifest problem. */

@@ -302,7 +302,7 @@ export const SETTINGS = {
     parser: z.coerce
       .number({ error: "must be a number" })
       .int({ error: "must be a whole number" })
-      .min(0)
+      .min(0, { error: "must be 0 or more" })
       .default(5),
     help: "the most deletes one pass sends: a pass that would send more sends none of them, and they wait for an operator (--allow-deletes)",
   },
@@ -313,7 +313,7 @@ export const SETTINGS = {
     parser: z.coerce
       .number({ error: "must be a number" })
       .int({ error: "must be a whole number" })
-      .min(0)
+      .min(0, { error: "must be 0 or more" })
       .optional(),
     help: "let this pass send up to N deletes that the mass-deletion guard holds (more than DRIFTLESS_MAX_DELETES)",
   },

@@ -28,6 +28,7 @@ const STATUS: StatusDocument = {
   leader: true,
   lastPass: null,
   passError: null,
+  deletesHeld: 0,
   reads: "off",
   resources: [],
 };

@@ -150,7 +150,10 @@ describe("the status page", () => {
     expect(reads).toContain(
       "Reads are off (DRIFTLESS_READS): Synced means the platform accepted what git says",
     );
-    expect(all.find((row) => row[1] === "ci-deployer")?.[6]).toBe("not read");
+    expect(all.find((row) => row[1] === "ci-deployer")?.[7]).toBe("not read");
+    // The id of the key its manifest adopts; none for a manifest too broken to name one.
+    expect(all.find((row) => row[1] === "ci-deployer")?.[3]).toBe(ids.ciDeployerKeyId);
+    expect(all.find((row) => row[1] === HOSTILE_NAME)?.[3]).toBe("");
     expect(all.map((row) => row.slice(0, 3))).toEqual(
       expect.arrayContaining([
         ["ApiKey", "ci-deployer", "Suspended"],
@@ -178,7 +181,7 @@ describe("the status page", () => {
       ["observability", "90", "60s"],
     ]);
     expect(invalid.map((row) => row[1])).toEqual([HOSTILE_NAME]);
-    expect(invalid[0]?.[3]).toContain("metadata.name");
+    expect(invalid[0]?.[4]).toContain("metadata.name");
     expect(searched.map((row) => row[1])).toEqual(["ci-deployer"]);
     expect(dialogs).toEqual([]);
     expect(injected).toEqual({ images: 0, scripts: 3 });

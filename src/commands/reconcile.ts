@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { ReconcileRequest } from "../daemon/http-server.js";
 import { escapeJson, escapeLine } from "../escape.js";
 import { inSync, notSyncedCounts } from "./in-sync.js";
 import type { Io, OutputFormat } from "./io.js";
@@ -6,13 +7,18 @@ import { type DaemonTarget, StatusBody, table } from "./status.js";
 import { operatorPost } from "./suspend.js";
 
 /**
- * `driftless reconcile`: `POST /reconcile` on a running daemon, which starts a pass now (or right after
- * the running one) and answers once it ended; prints the resources not Synced and a summary. Exit 0
+ * `driftless reconcile [--allow-deletes N]`: `POST /reconcile` on a running daemon, which starts a pass
+ * now (or right after the running one), that may send up to N deletes the mass-deletion guard holds, and
+ * answers once it ended; prints the resources not Synced and a summary. Exit 0
  * all in sync (in-sync.ts), 1 otherwise (a resource failed or is suspended, the pass could not run, the
  * daemon refused), 3 daemon unreachable.
  */
 
-export type ReconcileOptions = DaemonTarget & { output: OutputFormat };
+export type ReconcileOptions = DaemonTarget & {
+  output: OutputFormat;
+  /** `--allow-deletes N`: the pass may send up to N deletes the mass-deletion guard holds. */
+  allowDeletes?: number | undefined;
+};
 
 /** The daemon waits up to 10 minutes for the pass; the client a little longer, to get its answer. */
 const REQUEST_TIMEOUT_MS = 11 * 60_000;
@@ -21,8 +27,10 @@ const REQUEST_TIMEOUT_MS = 11 * 60_000;
 const ReconcileAnswer = z.looseObject({ ok: z.boolean(), error: z.string().optional(), status: StatusBody });
 
 export async function reconcileCommand(options: ReconcileOptions, io: Io): Promise<number> {
+  const { allowDeletes } = options;
+  const body: ReconcileRequest = allowDeletes === undefined ? {} : { allowDeletes };
   const answer = await operatorPost(
-    { ...options, action: "reconcile", body: {}, timeoutMs: REQUEST_TIMEOUT_MS },
+    { ...options, action: "reconcile", body, timeoutMs: REQUEST_TIMEOUT_MS },
     io,
   );
   if ("exit" in answer) return answer.exit;

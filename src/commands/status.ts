@@ -47,12 +47,16 @@ export const StatusBody = z.looseObject({
   suspended: z.looseObject({ since: z.string(), reason: z.string().optional() }).nullable().optional(),
   lastPass: z.looseObject({ finishedAt: z.string(), ok: z.boolean() }).nullable(),
   passError: z.string().nullable().optional(),
+  /** The deletes the mass-deletion guard holds; older daemons do not say. */
+  deletesHeld: z.number().optional(),
   /** Older daemons do not say; they never read. */
   reads: z.string().optional(),
   resources: z.array(
     z.looseObject({
       kind: z.string(),
       name: z.string(),
+      /** The platform's id of its object; older daemons do not say. */
+      id: z.string().nullable().optional(),
       status: z.string(),
       next: z.string().optional(),
       lastError: z.string().nullable(),
@@ -171,18 +175,29 @@ export function table(body: StatusBody, all: boolean, now: Date): string {
     );
   }
   if (body.passError) lines.push(escapeLine(`the last pass could not run: ${body.passError}`));
+  if (body.deletesHeld) lines.push(heldLine(body.deletesHeld));
   if (!body.lastPass && body.leader !== false) lines.push("no reconcile pass has finished yet");
   const shown = body.resources.filter((r) => all || r.status !== "Synced");
   if (shown.length === 0) {
     if (body.lastPass) lines.push(`all ${body.resources.length} resources are Synced ${verified(body)}`);
     return lines.join("\n");
   }
-  const rows = shown.map((r) => [r.kind, r.name, r.status, ageOf(r, now), r.lastError ?? r.note ?? ""]);
-  lines.push(
-    ...columns([["KIND", "NAME", "STATUS", "AGE", "MESSAGE"], ...rows].map((row) => row.map(escapeLine))),
-  );
+  const rows = shown.map((r) => [
+    r.kind,
+    r.name,
+    r.status,
+    ageOf(r, now),
+    r.id ?? "<none>",
+    r.lastError ?? r.note ?? "",
+  ]);
+  const head = ["KIND", "NAME", "STATUS", "AGE", "ID", "MESSAGE"];
+  lines.push(...columns([head, ...rows].map((row) => row.map(escapeLine))));
   return lines.join("\n");
 }
+
+/** What an operator reads when the mass-deletion guard holds deletes: how many, and how to let them go. */
+const heldLine = (held: number): string =>
+  `${held} ${held === 1 ? "delete is" : "deletes are"} held by the mass-deletion guard (more than ${SETTINGS.maxDeletes.env} in one pass): nothing is deleted until an operator lets them go. Check the Pending resources below (driftless plan shows each delete); if they are meant, driftless reconcile --allow-deletes ${held}; if not, fix git`;
 
 /** What "Synced" stands on: reads that verified the live objects, or only the platform's acceptance. */
 function verified(body: StatusBody): string {

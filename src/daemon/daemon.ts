@@ -17,6 +17,7 @@ import { DEFAULT_READ_CAPS, type KeyOf, READ_SPREAD, type ReadCaps, readCapsOf }
 import {
   type HttpServer,
   type HttpServerLimits,
+  type ReconcileRequest,
   type SwitchAnswer,
   type SwitchRequest,
   startHttpServer,
@@ -401,7 +402,7 @@ async function startServer(
     webhookToken: () => readCredential(settings.webhookToken),
     statusToken: () => readCredential(settings.statusToken),
     onSwitch: (request) => operatorSwitch(deps, suspension, loop, request),
-    onReconcile: () => operatorPass(deps, loop, waiters, status),
+    onReconcile: (asked) => operatorPass(deps, loop, waiters, status, asked),
     onHook: (revision) =>
       loop.request({ trigger: "webhook", immediate: true, ...(revision ? { revision } : {}) }),
     logger,
@@ -468,19 +469,25 @@ const RECONCILE_WAIT_MS = 10 * 60_000;
 
 /**
  * `driftless reconcile`: a pass now (or, when one is running, right after it), answered with the
- * status once that pass has ended. Only the leader passes, so a follower refuses.
+ * status once that pass has ended; with `--allow-deletes N`, that pass alone may send up to N deletes
+ * the mass-deletion guard holds. Only the leader passes, so a follower refuses.
  */
 async function operatorPass(
   { leadership, logger }: DaemonDeps,
   loop: PassLoop,
   waiters: PassWaiters,
   status: () => StatusDocument,
+  { allowDeletes }: ReconcileRequest,
 ): Promise<SwitchAnswer> {
   if (!leadership.isLeader()) return NOT_LEADER;
   const after = loop.passCount;
   const ended = waiters.wait(after, RECONCILE_WAIT_MS);
-  logger.info("reconcile asked for: a pass now");
-  loop.request({ trigger: "operator", immediate: true });
+  logger.info({ allowDeletes }, "reconcile asked for: a pass now");
+  loop.request({
+    trigger: "operator",
+    immediate: true,
+    ...(allowDeletes === undefined ? {} : { allowDeletes }),
+  });
   const end = await ended;
   if (!end) {
     return {

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import type { Registry } from "prom-client";
+import { z } from "zod";
 import { isLoopbackHost } from "../config.js";
 import { ConfigError } from "../errors.js";
 import { SETTINGS } from "../settings.js";
@@ -22,7 +23,7 @@ export type HttpServerDeps = {
   /** `POST /suspend` or `POST /resume`, authenticated; the answer to send. */
   onSwitch?: (request: SwitchRequest) => Promise<SwitchAnswer>;
   /** `POST /reconcile`, authenticated as the switch: a pass now; the answer to send once it ended. */
-  onReconcile?: () => Promise<SwitchAnswer>;
+  onReconcile?: (request: ReconcileRequest) => Promise<SwitchAnswer>;
   /** A valid `POST /hooks/sync` arrived; `revision` is git-sync's Gitsync-Hash header. */
   onHook: (revision: string | undefined) => void;
   logger: Logger;
@@ -32,6 +33,20 @@ export type HttpServerDeps = {
 
 /** What `driftless suspend` / `resume` ask of the daemon. */
 export type SwitchRequest = { action: "suspend"; reason?: string } | { action: "resume" };
+
+/**
+ * The JSON body of `POST /reconcile` (`driftless reconcile`; empty: `{}`): what the operator allows the
+ * pass it asks for. `allowDeletes`: that pass, and only it, may send up to N deletes that the
+ * mass-deletion guard holds (`--allow-deletes N`).
+ */
+export const ReconcileRequest = z.strictObject({
+  allowDeletes: z
+    .number({ error: "must be a number" })
+    .int({ error: "must be a whole number" })
+    .min(0, { error: "must be 0 or more" })
+    .optional(),
+});
+export type ReconcileRequest = z.infer<typeof ReconcileRequest>;
 
 /** The daemon's answer to an operator's request: an HTTP code and a JSON body. */
 export type SwitchAnswer = { code: number; body: Record<string, unknown> };
@@ -404,10 +419,18 @@ async function operatorSwitch(
  * daemon waits for the pass, past the idle time-out that closes silent connections.
  */
 async function operatorPass(request: IncomingMessage, deps: ServedDeps, reply: Reply) {
-  // The body is unused; drained so the connection can be reused.
-  request.resume();
+  const json = (code: number, body: Record<string, unknown>) =>
+    reply(code, "application/json", `${JSON.stringify(body)}\n`);
   const refusal = deps.onReconcile ? operatorRefusal(request, "reconcile", deps, reply) : notServed(reply);
-  if (refusal || !deps.onReconcile) return refusal?.();
+  if (refusal || !deps.onReconcile) {
+    // The body of a refused request is drained, not read: an unknown client gets no buffer of ours.
+    request.resume();
+    return refusal?.();
+  }
+  const body = await readBody(request, MAX_SWITCH_BODY);
+  if (body === undefined) return json(413, { error: `the body is over ${MAX_SWITCH_BODY} bytes` });
+  const asked = reconcileRequestOf(body);
+  if (asked instanceof Error) return json(400, { error: asked.message });
   const waiters = deps.reconcileWaiters;
   if (waiters.count >= waiters.max) {
     const error = `${waiters.count} requests already wait for a pass, the most this daemon keeps waiting: the pass they wait for runs anyway; follow it with driftless status --watch, or ask again once they are answered`;
@@ -422,7 +445,7 @@ async function operatorPass(request: IncomingMessage, deps: ServedDeps, reply: R
   };
   request.socket.once("close", leave);
   request.socket.setTimeout(RECONCILE_SOCKET_TIMEOUT_MS);
-  const answer = await deps.onReconcile().finally(leave);
+  const answer = await deps.onReconcile(asked).finally(leave);
   request.socket.off("close", leave);
   return reply(answer.code, "application/json", `${JSON.stringify(answer.body)}\n`);
 }
@@ -442,6 +465,27 @@ function reasonOf(body: string): string | undefined | Error {
   const reason = (parsed as { reason?: unknown } | null)?.reason;
   if (reason === undefined) return undefined;
   return typeof reason === "string" ? reason : new Error("reason must be a string");
+}
+
+/** The JSON body of a `POST /reconcile` (none for an empty body), or the Error to answer 400 with. */
+function reconcileRequestOf(body: string): ReconcileRequest | Error {
+  if (body.trim() === "") return {};
+  const usage = 'the body must be a JSON object: {"allowDeletes": N} or {}';
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return new Error(usage);
+  }
+  const result = ReconcileRequest.safeParse(parsed);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  if (issue?.code === "unrecognized_keys")
+    return new Error(`unknown field ${issue.keys.map((key) => `"${key}"`).join(", ")}: ${usage}`);
+  const field = issue?.path.join(".");
+  return new Error(
+    field ? `${field} ${issue?.message}, not ${JSON.stringify(Reflect.get(Object(parsed), field))}` : usage,
+  );
 }
 
 /** The request's body as text, or undefined when it is longer than `max` bytes (the rest is drained). */

@@ -23,6 +23,11 @@ export type PassRequest = {
   heal?: readonly string[];
   /** The revision the trigger saw; a request for the revision a running pass already reads is dropped. */
   revision?: string;
+  /**
+   * `driftless reconcile --allow-deletes N`: the pass that answers this request, and no later one, may
+   * send up to N deletes the mass-deletion guard holds (PassOptions.allowDeletes).
+   */
+  allowDeletes?: number;
 };
 
 export type PassLoopDeps = {
@@ -50,6 +55,12 @@ export type PassLoopDeps = {
    */
   allowCreate?: readonly string[];
 };
+
+/** The allowance of two requests merged into one pass: the larger, since each operator asked for that pass. */
+function allowDeletesOf(...requests: (PassRequest | undefined)[]): { allowDeletes?: number } {
+  const allowed = requests.flatMap((r) => (r?.allowDeletes === undefined ? [] : [r.allowDeletes]));
+  return allowed.length > 0 ? { allowDeletes: Math.max(...allowed) } : {};
+}
 
 /**
  * Runs reconcile passes one at a time and decides when the next one starts. Triggers coalesce: a burst
@@ -171,6 +182,7 @@ export class PassLoop {
         ? { heal: [...new Set([...(current.heal ?? []), ...(next.heal ?? [])])] }
         : {}),
       ...(onlySwaps ? { revision: next.revision } : {}),
+      ...allowDeletesOf(current, next),
     };
   }
 
@@ -220,6 +232,7 @@ export class PassLoop {
         trigger: request.trigger,
         reassert: request.reassert ?? false,
         ...(request.heal ? { heal: request.heal } : {}),
+        ...(request.allowDeletes === undefined ? {} : { allowDeletes: request.allowDeletes }),
         signal: this.abort.signal,
         logger,
         ...(this.allowCreate.length > 0 ? { allowCreate: this.allowCreate } : {}),
@@ -249,7 +262,12 @@ export class PassLoop {
       if (this.deps.isSuperseded(error) && this.superseded < MAX_SUPERSEDED) {
         this.superseded++;
         logger.info({ revision: this.runningRevision, reason: messageOf(error) }, "pass superseded");
-        this.pending = this.merge(this.pending, { trigger: "superseded", immediate: true });
+        // The pass that starts again answers the operator who asked for this one: it keeps the allowance.
+        this.pending = this.merge(this.pending, {
+          trigger: "superseded",
+          immediate: true,
+          ...allowDeletesOf(request),
+        });
         return;
       }
       this.superseded = 0;

@@ -33,6 +33,11 @@ export type StatusEntry = {
   next: NextStep;
   /** The organization of the management kinds; absent for dashboards and alert watches. */
   organization?: string;
+  /**
+   * The platform's id of its object: the one its manifest names, or the one the platform assigned when
+   * driftless created it; null while it has none (a create not made yet) and for watches.
+   */
+  id: string | null;
   /** Of a Failed resource: transient (the next pass tries again) or terminal (waits for a change). */
   failure?: Failure;
   lastError: string | null;
@@ -77,6 +82,11 @@ export type StatusDocument = {
   } | null;
   /** Why the last pass could not run at all (state store, folder), when it could not. */
   passError: string | null;
+  /**
+   * The deletes the mass-deletion guard held in the last pass, for an operator to let go
+   * (`driftless reconcile --allow-deletes N`); 0 when none (driftless_deletes_held).
+   */
+  deletesHeld: number;
   resources: StatusEntry[];
 };
 
@@ -186,6 +196,7 @@ export class StatusBoard {
           }
         : null,
       passError: this.passError ?? null,
+      deletesHeld: pass?.deletesHeld ?? 0,
       reads: this.reads ? "on" : "off",
       resources: this.statuses().map((status) => this.entryOf(status)),
     };
@@ -197,9 +208,10 @@ export class StatusBoard {
     const drift = this.reads?.verification(resourceId(status))?.drift;
     if (!drift) return status;
     const cause = drift.action === "correct" ? "drifted" : "drift-reported";
-    const { organization, lastAppliedAt } = status;
+    const { organization, id, lastAppliedAt } = status;
     return resultOf(status, cause, {
       organization,
+      id,
       lastAppliedAt,
       message: describeDrift(drift),
       requestId: drift.requestId,
@@ -237,6 +249,7 @@ function entryOf(status: ResourceStatus | WatchStatus): StatusEntry {
     status: status.status,
     next: status.next,
     ...(status.organization ? { organization: status.organization } : {}),
+    id: status.id ?? null,
     ...("failure" in status && status.failure ? { failure: status.failure } : {}),
     lastError: status.status === "Synced" ? null : (status.message ?? null),
     requestId: status.requestId ?? null,

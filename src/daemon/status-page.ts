@@ -65,6 +65,7 @@ function html(nonce: string, document: StatusDocument | undefined): string {
 <p id="simulator" class="banner alarm" hidden></p>
 <p id="suspended" class="banner" hidden></p>
 <p id="pass-error" class="banner" hidden></p>
+<p id="deletes-held" class="banner alarm" hidden></p>
 <p id="reads" class="note"></p>
 <form id="token-form" hidden>
   <label>This daemon's /status needs its token (DRIFTLESS_STATUS_TOKEN):
@@ -78,7 +79,7 @@ function html(nonce: string, document: StatusDocument | undefined): string {
     <label>Name <input id="search" type="search" placeholder="search by name"></label>
     <span id="count"></span>
   </div>
-  <table id="resources"><thead><tr><th>Kind</th><th>Name</th><th>Status</th><th>Reason</th><th>Request id</th><th>Last applied</th><th>Verified</th></tr></thead><tbody></tbody></table>
+  <table id="resources"><thead><tr><th>Kind</th><th>Name</th><th>Status</th><th>Id</th><th>Reason</th><th>Request id</th><th>Last applied</th><th>Verified</th></tr></thead><tbody></tbody></table>
 </section>
 <section>
   <h2>Alerts and backups, as the last poll found them</h2>
@@ -173,6 +174,11 @@ function drawSummary(doc) {
   $("reads").textContent = doc.reads === "on"
     ? "Reads are on: each resource's live object is read on the poll schedule; Verified says when a read last found it equal to git."
     : "Reads are off (DRIFTLESS_READS): Synced means the platform accepted what git says; the live objects are not read, so a change made in the console is not seen.";
+  const held = doc.deletesHeld || 0;
+  $("deletes-held").hidden = held === 0;
+  $("deletes-held").textContent = held
+    ? held + (held === 1 ? " delete is" : " deletes are") + " held by the mass-deletion guard (more than DRIFTLESS_MAX_DELETES in one pass): nothing is deleted until an operator lets them go. Check the Pending resources below (driftless plan shows each delete); if they are meant, let one pass send them with: driftless reconcile --allow-deletes " + held + ". If not (an empty checkout, a bad merge), fix git: a pass that sees the manifests again deletes nothing."
+    : "";
   $("pass-error").hidden = !doc.passError;
   $("pass-error").textContent = doc.passError ? "The last pass could not run: " + doc.passError : "";
 }
@@ -190,6 +196,7 @@ function drawResources(doc) {
     cell(row, r.kind, "nowrap");
     cell(row, r.name, "text");
     cell(row, r.status, statusClass(r.status) + " nowrap");
+    cell(row, r.id, "text");
     cell(row, r.lastError || r.note, "text");
     cell(row, r.requestId, "text");
     cell(row, r.lastAppliedAt ? ago(r.lastAppliedAt) : "never", "nowrap").title = r.lastAppliedAt || "";

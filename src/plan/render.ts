@@ -74,6 +74,12 @@ const LABEL: Record<ViewOutcome, string> = {
   send: "",
 };
 
+const namesObject = (view: PlanView): boolean =>
+  view.outcome === "adopt" ||
+  view.outcome === "unmanaged" ||
+  view.action === "delete" ||
+  view.action === "orphan";
+
 /** The lines of one resource, each escaped; the first is `<mark> Kind/name: ...`. */
 export function formatView(view: PlanView): string[] {
   const head = `${markOf(view)} ${titleOf(view)}`;
@@ -84,7 +90,9 @@ export function formatView(view: PlanView): string[] {
     if (view.changes.length === 0) lines.push(`    (${noChanges(view)})`);
     if (view.followUp) lines.push(`    then: ${view.followUp}`);
   } else {
-    lines.push(`${head}: ${LABEL[view.outcome]}: ${view.reason}`);
+    // The object a plan adopts, deletes or leaves is named by its id (a request's path names it too).
+    const named = view.id && namesObject(view) ? `${head} (id ${view.id})` : head;
+    lines.push(`${named}: ${LABEL[view.outcome]}: ${view.reason}`);
     for (const change of view.changes) lines.push(`    ${formatChange(change)}`);
   }
   for (const note of view.notes ?? []) lines.push(`    note: ${note}`);

@@ -12,6 +12,11 @@ export type ViewOutcome = Outcome | "unmanaged";
 export type PlanView = {
   kind: string;
   name: string;
+  /**
+   * The platform's id of the object the plan is about, when it has one before the pass (named by the
+   * manifest, or assigned when driftless created it); absent for a create, whose id the platform assigns.
+   */
+  id?: string;
   outcome: ViewOutcome;
   reason: string;
   request?: { api: string; method: string; route: string; path: string; body: unknown };

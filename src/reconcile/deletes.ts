@@ -6,7 +6,7 @@ import { isKind, type Manifest } from "../manifests/manifest.js";
 import { mapLimited } from "../map-limited.js";
 import type { PlannedRequest } from "../plan/types.js";
 import { type PlanView, viewOf } from "../plan/view.js";
-import { type Cause, parseResourceId, resourceId, resultOf } from "../resources.js";
+import { type Cause, objectIdOf, parseResourceId, resourceId, resultOf } from "../resources.js";
 import type { ResourceRecord } from "../state/store.js";
 import type { PassRun } from "./pass.js";
 import type { EngineDeps, Pass, PassOptions, ResourceOutcome } from "./types.js";
@@ -113,10 +113,12 @@ const phaseOfRecord = ({ kind }: ResourceRecord) => (isKind(kind) ? kindOf(kind)
 function stop(pass: Pass, id: string, cause: Cause, message: string): ResourceOutcome {
   const record = pass.state.resources[id];
   const resource = parseResourceId(id);
-  const status = resultOf(resource, cause, { message, lastAppliedAt: record?.appliedAt });
+  const objectId = objectIdOf(record);
+  const status = resultOf(resource, cause, { id: objectId, message, lastAppliedAt: record?.appliedAt });
   const orphan = cause === "unmanaged";
   const shown: PlanView = {
     ...resource,
+    ...(objectId ? { id: objectId } : {}),
     outcome: orphan ? "unmanaged" : status.status === "Failed" ? "refuse" : "wait",
     reason: message,
     changes: [],
@@ -232,6 +234,7 @@ async function send(run: PassRun, { id, record, request }: Sendable): Promise<Re
   }
   run.log.info({ resource: id, requestId }, "object deleted: its manifest left git");
   const status = resultOf(record, "deleted", {
+    id: objectIdOf(record),
     message: "its manifest left git and its deletion policy is delete: the object was deleted",
     requestId,
     lastAppliedAt: run.now.toISOString(),
@@ -271,5 +274,12 @@ export function deleteView(record: ResourceRecord, request: PlannedRequest): Pla
     },
     undefined,
   );
-  return { ...view, kind: record.kind, action: "delete", ...(cascade ? { notes: [cascade] } : {}) };
+  const id = objectIdOf(record);
+  return {
+    ...view,
+    kind: record.kind,
+    ...(id ? { id } : {}),
+    action: "delete",
+    ...(cascade ? { notes: [cascade] } : {}),
+  };
 }

@@ -184,8 +184,11 @@ export async function dryRun(pass: Pass, options: DryRunOptions): Promise<DryRun
 /** What `plan` shows of a resource: the decision of its first round (or what a delete shows). */
 export function viewOfOutcome({ first, status, shown }: ResourceOutcome): PlanView {
   if (shown) return shown;
-  if (!first) return { kind: status.kind, name: status.name, outcome: "none", reason: "", changes: [] };
-  const view = viewOf(first.plan, first.input?.record?.applied);
+  // A create's id is the platform's to assign: what the dry run made up for it is not shown as one.
+  const id = status.id && first?.action !== "create" ? { id: status.id } : {};
+  if (!first)
+    return { kind: status.kind, name: status.name, ...id, outcome: "none", reason: "", changes: [] };
+  const view = { ...viewOf(first.plan, first.input?.record?.applied), ...id };
   if (first.action === "create" || first.action === "update") return { ...view, action: first.action };
   return view;
 }
@@ -195,6 +198,7 @@ export function unmanagedViews(records: RecordChanges): PlanView[] {
   const view = (s: ResourceStatus, reason: string): PlanView => ({
     kind: s.kind,
     name: s.name,
+    ...(s.id ? { id: s.id } : {}),
     outcome: "unmanaged",
     reason,
     changes: [],

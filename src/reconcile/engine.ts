@@ -7,7 +7,14 @@ import { createParseCache } from "../manifests/read-file.js";
 import type { Specs } from "../plan/types.js";
 import type { PlanView } from "../plan/view.js";
 import type { Read } from "../platform/client.js";
-import { type LifecycleEvent, parseResourceId, passOk, resourceId, resultOf } from "../resources.js";
+import {
+  type LifecycleEvent,
+  objectIdOf,
+  parseResourceId,
+  passOk,
+  resourceId,
+  resultOf,
+} from "../resources.js";
 import type { ResourceRecord } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import { PassMetrics } from "../telemetry/pass-metrics.js";
@@ -322,7 +329,11 @@ function logProblems(log: Logger, problems: readonly Problem[]): void {
 
 function invalidStatus(id: string, problems: Problem[], record: ResourceRecord | undefined): ResourceStatus {
   const message = problems.map(formatProblem).join("; ");
-  return resultOf(parseResourceId(id), "invalid", { message, lastAppliedAt: record?.appliedAt });
+  return resultOf(parseResourceId(id), "invalid", {
+    id: objectIdOf(record),
+    message,
+    lastAppliedAt: record?.appliedAt,
+  });
 }
 
 /** The statuses of manifests that are invalid (and have no valid twin). */

@@ -4,7 +4,7 @@ import { DRIFTLESS_ANNOTATIONS } from "../manifests/fields.js";
 import { apiObjectOf, manifestId, manifestObject } from "../manifests/identity.js";
 import type { Manifest } from "../manifests/manifest.js";
 import { same } from "../plan/values.js";
-import { type ResourceStatus, resourceId, resultOf } from "../resources.js";
+import { objectIdOf, type ResourceStatus, resourceId, resultOf } from "../resources.js";
 import type { ResourceRecord } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Pass } from "./types.js";
@@ -203,5 +203,5 @@ function orphanedBecause(record: ResourceRecord, prune: boolean): string {
 }
 
 function statusOf(record: ResourceRecord, message: string): ResourceStatus {
-  return resultOf(record, "unmanaged", { message, lastAppliedAt: record.appliedAt });
+  return resultOf(record, "unmanaged", { id: objectIdOf(record), message, lastAppliedAt: record.appliedAt });
 }

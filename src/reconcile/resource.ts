@@ -1,6 +1,6 @@
 import type { KeyPair } from "../credentials.js";
 import { isApiError, isUnknownOutcomeError, messageOf } from "../errors.js";
-import { createOf } from "../kinds/index.js";
+import { createOf, kindOf } from "../kinds/index.js";
 import { isNone } from "../kinds/kind.js";
 import { manifestId } from "../manifests/identity.js";
 import type { Manifest } from "../manifests/manifest.js";
@@ -11,7 +11,7 @@ import { isPlainObject } from "../plan/values.js";
 import { type PlanView, viewOf } from "../plan/view.js";
 import type { Priority } from "../platform/budget.js";
 import { ROUTES, type RouteName } from "../platform/routes.js";
-import { type Cause, resourceId, resultOf, type Trigger } from "../resources.js";
+import { type Cause, objectIdOf, resourceId, resultOf, type Trigger } from "../resources.js";
 import type { ResourceRecord } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import { admit, decide, type Facts, unknownCreateMessage } from "./decide.js";
@@ -94,8 +94,13 @@ class Job {
     // This pass's request, else the last write's: a Synced resource names the request that made it so.
     const requestId = this.requestId ?? this.record?.requestId;
     const organization = "organizationId" in manifest.spec ? manifest.spec.organizationId : undefined;
-    const lastAppliedAt = this.record?.appliedAt;
-    const status = resultOf(manifest, cause, { organization, message, requestId, lastAppliedAt });
+    const { record } = this;
+    const lastAppliedAt = record?.appliedAt;
+    // The record's address is stamped from the manifest every pass; a manifest without a record yet
+    // may still name its object's id.
+    const address = record?.address ?? kindOf(manifest.kind).address(manifest.spec, record);
+    const id = objectIdOf({ address, serverId: record?.serverId });
+    const status = resultOf(manifest, cause, { organization, id, message, requestId, lastAppliedAt });
     if (status.status !== "Synced")
       this.log.warn({ status: status.status, reason: message, requestId }, "resource not in sync");
     const outcome: ResourceOutcome = { status, cause, sent: this.sent };

@@ -11,7 +11,7 @@ import { type DryRunOptions, dryRun, viewOfOutcome } from "../reconcile/dry-run.
 import { passOf } from "../reconcile/pass.js";
 import { deletionPolicyOf } from "../reconcile/records.js";
 import type { ResourceOutcome } from "../reconcile/types.js";
-import { resourceId } from "../resources.js";
+import { objectIdOf, resourceId } from "../resources.js";
 import { STATE_VERSION, type State } from "../state/store.js";
 import { createLogger, type Logger } from "../telemetry/logger.js";
 import { type BaseSet, loadBase } from "./git-manifests.js";
@@ -117,7 +117,14 @@ function headNotes(
  */
 function removed(m: Manifest): PlanView {
   const policy = deletionPolicyOf(m);
-  const view = { kind: m.kind, name: m.name, outcome: "unmanaged" as const, changes: [] };
+  const id = objectIdOf({ address: kindOf(m.kind).address(m.spec, undefined) });
+  const view = {
+    kind: m.kind,
+    name: m.name,
+    ...(id ? { id } : {}),
+    outcome: "unmanaged" as const,
+    changes: [],
+  };
   if (policy === "orphan") {
     const stated = m.annotations[DRIFTLESS_ANNOTATIONS.deletionPolicy] === "orphan";
     const why = stated ? `${DRIFTLESS_ANNOTATIONS.deletionPolicy}: orphan` : "adopted by its id";
