@@ -172,7 +172,7 @@ describe("the id of each resource's object", () => {
         ["ApiKey/deployer", "send", "update", keyId],
         ["Dashboard/orders", "send", "create", undefined],
         ["Dashboard/payments", "send", "delete", boardId],
-        ["ApiKey/ci-deployer", "unmanaged", undefined, ids.ciDeployerKeyId],
+        ["ApiKey/ci-deployer", "unmanaged", "orphan", ids.ciDeployerKeyId],
       ]),
     );
     expect(text.stdout).toContain(`- Dashboard/payments: DELETE /api/v2/dashboards/${boardId}\n`);
