@@ -25,6 +25,8 @@ const FIXED_METRICS = [
   "driftless_source_revision_info",
   "driftless_build_info",
   "driftless_suspended",
+  "driftless_lifecycle_total",
+  "driftless_deletes_held",
 ];
 
 /** The type and label names docs/daemon.md#metrics gives each of them (histograms' `le` aside). */
@@ -42,6 +44,8 @@ const FIXED_SHAPES: Record<string, { type: string; labels: string[] }> = {
   driftless_source_revision_info: { type: "gauge", labels: ["revision"] },
   driftless_build_info: { type: "gauge", labels: ["version", "revision", "node"] },
   driftless_suspended: { type: "gauge", labels: [] },
+  driftless_lifecycle_total: { type: "counter", labels: ["kind", "action"] },
+  driftless_deletes_held: { type: "gauge", labels: [] },
 };
 
 const run = useDaemonRun();

@@ -191,6 +191,8 @@ describe("the Grafana dashboard", () => {
       "driftless_alert_firing",
       "driftless_suspended",
       "driftless_simulator",
+      "driftless_lifecycle_total",
+      "driftless_deletes_held",
     ];
 
     expect(fixed.filter((name) => !charted.has(name))).toEqual([]);
