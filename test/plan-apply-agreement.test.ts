@@ -64,8 +64,12 @@ type Doc = {
   annotations?: Record<string, string>;
 };
 
-/** One variant of a small estate: every kind that sends, with the choices a change may touch. */
-function estate(d: Draw, endpointNames: string[]): Doc[] {
+/**
+ * One variant of a small estate: every kind that sends, with the choices a change may touch; with
+ * `creates` (a platform serving the published contract), a pipe and a dashboard whose manifests name no
+ * id, which driftless creates (and deletes, once a later estate leaves them out).
+ */
+function estate(d: Draw, endpointNames: string[], creates = false): Doc[] {
   const docs: Doc[] = [];
   const org = d.chance(0.15) ? KEYLESS_ORG : ORG;
   docs.push({
@@ -156,8 +160,52 @@ function estate(d: Draw, endpointNames: string[]): Doc[] {
     name: "board",
     spec: { dashboardId: defaultIds.dashboardId, name: "Board", tiles },
   });
+  if (creates) docs.push(...created(d));
   return docs.filter(() => !d.chance(0.1)).map((doc) => (d.chance(0.05) ? suspended(doc) : doc));
 }
+
+/** A pipe and a dashboard driftless creates: their manifests name no id. */
+function created(d: Draw): Doc[] {
+  const pipe: Doc = {
+    kind: "DataPipe",
+    name: "new-pipe",
+    spec: {
+      organizationId: ORG,
+      serviceId: SERVICE,
+      name: "new pipe",
+      source: {
+        kafka: {
+          type: "confluent",
+          format: "JSONEachRow",
+          brokers: "broker-1.example.com:9092",
+          topics: d.pick(["payments", "refunds"]),
+          authentication: "PLAIN",
+          credentials: { username: "pipe", password: { fromEnv: "PG_PASSWORD" } },
+        },
+      },
+      destination: {
+        database: "analytics",
+        table: "payments",
+        managedTable: true,
+        columns: [{ name: "id", type: "String" }],
+      },
+      fieldMappings: [{ sourceField: "payment_id", destinationField: "id" }],
+    },
+  };
+  const tiles = d.some(["n1", "n2"]).map((key, x) => ({
+    key,
+    name: `new tile ${key}`,
+    x,
+    y: 0,
+    w: 1,
+    h: 1,
+    series: [{ type: "number", aggFn: "count", sourceId: defaultIds.sourceIds[0] }],
+  }));
+  const board: Doc = { kind: "Dashboard", name: "new-board", spec: { name: "New board", tiles } };
+  return [pipe, board].map((doc) => (d.chance(0.2) ? { ...doc, annotations: ORPHAN } : doc));
+}
+
+const ORPHAN = { "driftless/deletion-policy": "orphan" };
 
 const suspended = (doc: Doc): Doc => ({ ...doc, annotations: { "driftless/suspend": "true" } });
 
@@ -234,6 +282,8 @@ beforeAll(async () => {
   const off = { management: false, observability: false } as const;
   for (const endpointReadyAfterMs of [0, 3_600_000])
     simulators.push(await startSimulator({ rateLimit: off, endpointReadyAfterMs }));
+  // The published contract: creates and deletes of pipes and dashboards.
+  simulators.push(await startSimulator({ rateLimit: off, endpointReadyAfterMs: 0, contract: "full" }));
   const unlimited = { requests: 1_000_000, windowMs: 1_000 };
   platforms = await Promise.all(
     simulators.map((sim) =>
@@ -312,12 +362,15 @@ function receivedSends(requests: readonly RecordedRequest[], docs: readonly Doc[
       );
     if (doc.kind === "Dashboard") owners.set(`/api/v2/dashboards/${spec.dashboardId}`, id);
     if (doc.kind === "ReversePrivateEndpoint") owners.set(String(spec.description), id);
+    // A create's object is known by its name (an endpoint's by its description).
+    if (doc.kind === "DataPipe" && spec.dataPipeId === undefined) owners.set(String(spec.name), id);
+    if (doc.kind === "Dashboard" && spec.dashboardId === undefined) owners.set(String(spec.name), id);
   }
   const received: Sends = new Map();
   for (const { method, path, body } of requests) {
     if (method === "GET") continue;
-    const description =
-      method === "POST" ? (body as { description?: unknown } | undefined)?.description : undefined;
+    const named = body as { description?: unknown; name?: unknown } | undefined;
+    const description = method === "POST" ? (named?.description ?? named?.name) : undefined;
     const owner =
       owners.get(description === undefined ? path : String(description)) ?? `(unknown: ${method} ${path})`;
     if (!received.has(owner)) received.set(owner, { method, path, body });
@@ -354,9 +407,10 @@ async function planAndApply(seed: number): Promise<{ planned: Sends; applied: Se
   const d = draws(seed);
   const { sim, platform } = freshPlatform(d);
   const names = d.some(["e1", "e2"]);
-  const state = await earlierState(d, estate(d, names), platform);
+  const creates = sim.contract === "full";
+  const state = await earlierState(d, estate(d, names, creates), platform);
   disturb(d, state, names);
-  const docs = estate(d, [...names, ...(d.chance(0.5) ? ["e3"] : [])]);
+  const docs = estate(d, [...names, ...(d.chance(0.5) ? ["e3"] : [])], creates);
   const yaml = yamlOf(docs);
   await writeFile(join(manifests, "m.yaml"), yaml);
   const ids = docs
@@ -400,13 +454,27 @@ function disagreements(planned: Sends, applied: Sends): string[] {
 describe("plan and apply agree", () => {
   it(`on ${ONLY === undefined ? CASES : 1} generated estates: plan's sends are what the simulator receives, first request for first request`, async () => {
     const seeds = ONLY === undefined ? Array.from({ length: CASES }, (_, i) => i + 1) : [ONLY];
+    const compared = new Set<string>();
     for (const seed of seeds) {
       const { planned, applied, shown } = await planAndApply(seed);
+      for (const [id, { method }] of applied) compared.add(`${method} ${id.split("/")[0]}`);
 
       const found = disagreements(planned, applied);
 
       const replay = `AGREEMENT_SEED=${seed}; allowCreate ${JSON.stringify(shown.allowCreate)}, reassert ${shown.reassert}; manifests:\n${shown.yaml}`;
       expect(found, replay).toEqual([]);
     }
+    // The generated cases reach every create and delete driftless sends here.
+    if (ONLY === undefined)
+      expect([...compared].sort()).toEqual(
+        expect.arrayContaining([
+          "DELETE Dashboard",
+          "DELETE DataPipe",
+          "DELETE ReversePrivateEndpoint",
+          "POST Dashboard",
+          "POST DataPipe",
+          "POST ReversePrivateEndpoint",
+        ]),
+      );
   }, 600_000);
 });
