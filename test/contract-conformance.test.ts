@@ -12,7 +12,8 @@ import { type EngineWorld, header, ids, startEngineWorld } from "./helpers/engin
  * contacts, is checked against the documents of the contract in force (contracts/<contract>/) by ajv,
  * taken from the simulator's request log. The simulator's full mode validates with the very same
  * documents (src/platform/contracts.ts), so the two cannot drift apart; the documents name exactly the
- * routes the route table gives each contract.
+ * routes the route table gives each contract. Against the full contract, the creates of a key, a pipe,
+ * a dashboard and an alert on its tile, and their deletes once their manifests leave git, are checked too.
  */
 
 const examples = join(import.meta.dirname, "..", "examples");
@@ -179,4 +180,70 @@ describe("the contract documents and the route table", () => {
       expect(described).toEqual(ROUTE_NAMES.filter((name) => hasRoute(contract, name)));
     },
   );
+});
+
+describe("creates and deletes against the full contract", () => {
+  /** A key, a pipe, a dashboard and an alert on its tile, each without an id: driftless creates them. */
+  const created: Record<string, string> = {
+    "new-key.yaml": `${header("ApiKey", "new-deployer")}  organizationId: ${ORG}
+  name: new-deployer
+  roles: [developer]
+  secretTarget: { file: new-deployer }
+`,
+    "new-pipe.yaml": `${header("DataPipe", "new-pipe")}  organizationId: ${ORG}
+  serviceId: ${SVC}
+  name: new pipe
+  source:
+    kafka: {type: confluent, format: JSONEachRow, brokers: "broker-1.example.com:9092", topics: payments, authentication: PLAIN, credentials: {username: pipe, password: {fromEnv: EXAMPLE_KAFKA_PASSWORD}}}
+  destination: {database: analytics, table: payments, managedTable: true, columns: [{name: id, type: String}]}
+  fieldMappings: [{sourceField: payment_id, destinationField: id}]
+`,
+    "new-board.yaml": `${header("Dashboard", "new-board")}  name: New board
+  tiles:
+    - {key: errors, name: Errors, x: 0, y: 0, w: 12, h: 4, series: [{type: time, dataSource: events, sourceId: "${SOURCE}", aggFn: count, where: "level:error", groupBy: []}]}
+`,
+    "new-alert.yaml": `${header("Alert", "new-errors")}  name: New errors
+  message: Errors on the new board
+  dashboard: new-board
+  tile: errors
+  interval: 5m
+  thresholdType: above
+  threshold: 5
+  channel: {type: webhook, webhookId: ${ids.webhookId}}
+`,
+  };
+
+  it("every create and every delete driftless sends conforms to the published documents", async () => {
+    const w = await setUp("full", created);
+    const keySecretsDir = join(w.secretsDir, "..", "key-secrets");
+    const wiring = { config: { keySecretsDir } };
+
+    const made = await w.apply({}, wiring);
+    const creates = [...w.sim.requests];
+    w.sim.clearRequests();
+    for (const file of Object.keys(created)) await w.remove(file);
+    const gone = await w.apply({}, wiring);
+
+    expect(made.statuses.filter((s) => s.status !== "Synced")).toEqual([]);
+    expect(nonConforming("full", creates)).toEqual([]);
+    expect(
+      creates
+        .filter((r) => r.method === "POST")
+        .map((r) => routeOf(r).name)
+        .sort(),
+    ).toEqual(expect.arrayContaining(["createAlert", "createApiKey", "createDashboard", "createDataPipe"]));
+    expect(
+      gone.statuses
+        .filter((s) => s.status === "Deleted")
+        .map((s) => s.kind)
+        .sort(),
+    ).toEqual(["Alert", "ApiKey", "Dashboard", "DataPipe"]);
+    expect(nonConforming("full", w.sim.requests)).toEqual([]);
+    expect(
+      w
+        .writes()
+        .map((r) => routeOf(r).name)
+        .sort(),
+    ).toEqual(["deleteAlert", "deleteApiKey", "deleteDashboard", "deleteDataPipe"]);
+  });
 });
