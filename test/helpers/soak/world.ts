@@ -391,8 +391,7 @@ spec:
       settings:
         syncIntervalSeconds: 60
         pullBatchSize: ${world.postgresBatch}
-      tableMappings:
-${mappings.join("")}`;
+      tableMappings:${mappings.length === 0 ? " []\n" : `\n${mappings.join("")}`}`;
 }
 
 /** The `Kind/name` of every resource the manifests of `world` declare (a broken file's too). */
