@@ -1,6 +1,12 @@
 import { type DriftField, walk } from "../drift/compare.js";
 import { sameId } from "../manifests/identity.js";
-import { CREATE_ONLY, type TableMapping, tableMappingKey, valueAt } from "../manifests/specs/data-pipe.js";
+import {
+  CREATE_ONLY,
+  CREATE_ONLY_BY_HOLDER,
+  type TableMapping,
+  tableMappingKey,
+  valueAt,
+} from "../manifests/specs/data-pipe.js";
 import { diffPatch, patchPlan, resendName } from "../plan/patch.js";
 import { appliedRecord } from "../plan/record.js";
 import { liveAfter, ownedAfter, threeWay } from "../plan/three-way.js";
@@ -260,26 +266,29 @@ function withCommands(fields: object, record: ResourceRecord | undefined): Recor
 
 /**
  * `fields` without those only a create sets: what a PATCH may carry. Only the objects on the way to a
- * removed field are copied (the rest, secrets included, is kept as it is).
+ * removed field are copied (the rest, secrets included, is kept as it is). Runs for every pipe of every
+ * pass: each holder is looked at once.
  */
 function withoutCreateOnly(fields: DataPipeUpdate): DataPipeUpdate {
   let out: Record<string, unknown> = fields;
-  for (const path of CREATE_ONLY) out = without(out, path.split("."));
+  for (const { holder, leaves } of CREATE_ONLY_BY_HOLDER) {
+    const found = valueAt(out, holder);
+    if (!isPlainObject(found) || !leaves.some((leaf) => leaf in found)) continue;
+    out = replaced(out, holder, omit(found, leaves));
+  }
   return out;
 }
 
-/** `value` without the member at `path`; itself when it has none there. */
-function without(value: Record<string, unknown>, path: readonly string[]): Record<string, unknown> {
+/** `value` with `replacement` at `path` (which holds an object); only the objects on the way are copied. */
+function replaced(
+  value: Record<string, unknown>,
+  path: readonly string[],
+  replacement: Record<string, unknown>,
+): Record<string, unknown> {
   const [head, ...rest] = path;
-  if (head === undefined || !(head in value)) return value;
-  if (rest.length === 0) {
-    const { [head]: _gone, ...kept } = value;
-    return kept;
-  }
+  if (head === undefined) return replacement;
   const child = value[head];
-  if (!isPlainObject(child)) return value;
-  const next = without(child, rest);
-  return next === child ? value : { ...value, [head]: next };
+  return { ...value, [head]: isPlainObject(child) ? replaced(child, rest, replacement) : replacement };
 }
 
 /** The live states from which a pipe is stopped, or stops; a start is refused unless it is stopped or failed. */

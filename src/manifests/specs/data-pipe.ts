@@ -216,6 +216,18 @@ export const CREATE_ONLY = [
 ] as const;
 
 /** The published contract's per-pipe scaling (Kafka, Kinesis and object-storage pipes), sent when it changes. */
+/**
+ * CREATE_ONLY by the object that holds each field (`source.kafka`: `type`, `format`, ...), in its order:
+ * a manifest or a body is looked at once per holder, not once per field.
+ */
+export const CREATE_ONLY_BY_HOLDER: readonly { holder: readonly string[]; leaves: readonly string[] }[] = [
+  ...CREATE_ONLY.reduce((holders, path) => {
+    const at = path.lastIndexOf(".");
+    const holder = path.slice(0, at);
+    return holders.set(holder, [...(holders.get(holder) ?? []), path.slice(at + 1)]);
+  }, new Map<string, string[]>()),
+].map(([holder, leaves]) => ({ holder: holder.split("."), leaves }));
+
 export const PipeScaling = z.strictObject({
   replicas: Int(1, 40).optional(),
   replicaCpuMillicores: Int(125, 2000).optional(),
@@ -270,12 +282,16 @@ export const DataPipeSpec = z
         `is for Kafka, Kinesis and object-storage pipes; a ${kind} pipe has none of its own`,
       );
     if (spec.dataPipeId !== undefined) {
-      for (const path of CREATE_ONLY) {
-        if (valueAt(spec, path) === undefined) continue;
-        issue(
-          path.split("."),
-          "is set only when driftless creates the pipe (no dataPipeId): no request changes it",
-        );
+      for (const { holder, leaves } of CREATE_ONLY_BY_HOLDER) {
+        const found = valueAt(spec, holder);
+        if (typeof found !== "object" || found === null) continue;
+        for (const leaf of leaves) {
+          if (Reflect.get(found, leaf) === undefined) continue;
+          issue(
+            [...holder, leaf],
+            "is set only when driftless creates the pipe (no dataPipeId): no request changes it",
+          );
+        }
       }
       return;
     }
@@ -287,9 +303,9 @@ export const DataPipeSpec = z
 export type DataPipeSpec = z.infer<typeof DataPipeSpec>;
 
 /** The value at a dotted path of `value`, undefined where any step is missing. */
-export function valueAt(value: unknown, path: string): unknown {
+export function valueAt(value: unknown, path: string | readonly string[]): unknown {
   let node = value;
-  for (const step of path.split(".")) {
+  for (const step of typeof path === "string" ? path.split(".") : path) {
     if (typeof node !== "object" || node === null) return undefined;
     node = Reflect.get(node, step);
   }
