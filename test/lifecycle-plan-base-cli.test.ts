@@ -115,7 +115,7 @@ describe("plan --base of removed manifests", () => {
       `- DataPipe/adopted-pipe: DELETE /v1/organizations/${ids.organizationId}/services/${ids.serviceId}/datapipes/${ids.kafkaPipeId}\n`,
     );
     expect(text.stdout).toContain(
-      "- ApiKey/adopted: no longer managed: its manifest was removed and its deletion policy is orphan (adopted by its id): nothing is sent, the object stays on the platform as it is",
+      `- ApiKey/adopted (id ${ids.ciDeployerKeyId}): no longer managed: its manifest was removed and its deletion policy is orphan (adopted by its id): nothing is sent, the object stays on the platform as it is`,
     );
     expect(text.stdout).toContain(
       `- ApiKey/kept: no longer managed: its manifest was removed and its deletion policy is orphan (${POLICY}: orphan)`,

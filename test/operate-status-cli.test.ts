@@ -48,7 +48,7 @@ describe("driftless status", () => {
     });
     expect(all.code).toBe(0);
     const lines = all.stdout.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^KIND +NAME +STATUS +AGE +MESSAGE$/);
+    expect(lines[0]).toMatch(/^KIND +NAME +STATUS +AGE +ID +MESSAGE$/);
     expect(lines.slice(1).map((line) => line.split(/ +/).slice(0, 3))).toEqual(
       expect.arrayContaining([
         ["ApiKey", "ci-deployer", "Synced"],
@@ -57,7 +57,7 @@ describe("driftless status", () => {
       ]),
     );
     expect(lines.find((line) => line.startsWith("ApiKey"))).toMatch(
-      / Synced +\d+s +applied; not verified: the live object is not read \(DRIFTLESS_READS=off\)$/,
+      / Synced +\d+s +[0-9a-f-]{36} +applied; not verified: the live object is not read \(DRIFTLESS_READS=off\)$/,
     );
     // A watch is never applied: its age is since its last poll, as the status page shows it.
     expect(lines.find((line) => line.startsWith("AlertWatch"))).toMatch(/ Synced +\d+s/);
@@ -84,9 +84,9 @@ describe("driftless status", () => {
 
     expect(result.code).toBe(1);
     expect(result.stdout.split("\n")).toEqual([
-      expect.stringMatching(/^KIND +NAME +STATUS +AGE +MESSAGE$/),
+      expect.stringMatching(/^KIND +NAME +STATUS +AGE +ID +MESSAGE$/),
       expect.stringMatching(
-        /^ApiKey +ci-deployer +Suspended +\d+s +suspended by its annotation driftless\/suspend: "true": nothing is sent for it until it is removed$/,
+        /^ApiKey +ci-deployer +Suspended +\d+s +[0-9a-f-]{36} +suspended by its annotation driftless\/suspend: "true": nothing is sent for it until it is removed$/,
       ),
       "",
     ]);
