@@ -40,6 +40,13 @@ type Pipe = Subject<"DataPipe">;
 /** The pipe's id: the one the manifest names, or the one the platform answered its create with. */
 const pipeIdOf = ({ spec, record }: Pipe): string | undefined => spec.dataPipeId ?? record?.serverId;
 
+/** The path parameters of the pipe's own routes (its PATCH, state command and scaling). */
+const pipeParams = (pipe: Pipe) => ({
+  organizationId: pipe.spec.organizationId,
+  serviceId: pipe.spec.serviceId,
+  dataPipeId: pipeIdOf(pipe) ?? "",
+});
+
 /** Credentials travel whole: a username without its password (or one half of a key pair) may be refused. */
 const ATOMIC = [
   "source.kafka.credentials",
@@ -216,11 +223,7 @@ function patchOf(input: PlanInput<"DataPipe">, want: Desired): ResourcePlan {
     }
     changes.push(...sets.changes);
   }
-  const params = {
-    organizationId: spec.organizationId,
-    serviceId: spec.serviceId,
-    dataPipeId: pipeIdOf(input) ?? "",
-  };
+  const params = pipeParams(input);
   const write = {
     request: { route: "updateDataPipe", params, body },
     record: (answer, at) => recordOf(input, want, body, answer, at),
@@ -336,11 +339,7 @@ function stateCommand(input: PlanInput<"DataPipe">): ResourcePlan | undefined {
       "the pipe is Stopping: it is started once it has stopped (the platform starts a pipe only from Stopped or Failed); driftless learns its state from a read (DRIFTLESS_READS=on) or from its next answer";
     return { kind, name, outcome: "wait", reason, changes };
   }
-  const params = {
-    organizationId: spec.organizationId,
-    serviceId: spec.serviceId,
-    dataPipeId: pipeIdOf(input) ?? "",
-  };
+  const params = pipeParams(input);
   return {
     kind,
     name,
@@ -382,11 +381,7 @@ function scalingPatch(input: PlanInput<"DataPipe">): ResourcePlan | undefined {
     reassert: context.reassert,
   });
   if (Object.keys(body).length === 0) return undefined;
-  const params = {
-    organizationId: spec.organizationId,
-    serviceId: spec.serviceId,
-    dataPipeId: pipeIdOf(input) ?? "",
-  };
+  const params = pipeParams(input);
   return {
     kind,
     name,
