@@ -4,7 +4,7 @@ import { keyHashes } from "../../../src/platform/management.js";
 import type { ApiKey, RecordedRequest, Simulator } from "../../../src/simulator/index.js";
 import type { LogLine } from "../daemon-process.js";
 import { CREATE_ROUTES } from "./faults.js";
-import { type Collection, COLLECTIONS, type Owned } from "./world.js";
+import { COLLECTIONS, type Collection, type Owned } from "./world.js";
 
 /**
  * The invariants of creates and deletes, checked against what the simulator holds and received:

@@ -123,7 +123,9 @@ const isHeld = (r: Entry) => r.status === "Pending" && (r.lastError ?? "").inclu
  * a pair, and says to remove the target if its key is gone.
  */
 const isStaleTarget = (r: Entry) =>
-  r.kind === "ApiKey" && r.status === "Failed" && (r.lastError ?? "").includes("already holds the id and secret");
+  r.kind === "ApiKey" &&
+  r.status === "Failed" &&
+  (r.lastError ?? "").includes("already holds the id and secret");
 
 /**
  * The operator of docs/operations.md ("The mass-deletion guard"): the deletes are meant (the manifests

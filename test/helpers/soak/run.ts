@@ -21,8 +21,8 @@ import {
   checkCreates,
   checkDeletes,
   checkKeyTargets,
-  type Life,
   keyPairs,
+  type Life,
   PlatformLedger,
 } from "./lifecycle.js";
 import { quietPhase } from "./quiet.js";

@@ -11,7 +11,7 @@ import {
 import { checkNoSecret } from "./invariants.js";
 import { operateOnUnknown } from "./operator.js";
 import type { FaultSoak } from "./run.js";
-import { type Collection, COLLECTIONS, declared, render } from "./world.js";
+import { COLLECTIONS, type Collection, declared, render } from "./world.js";
 
 /**
  * One step of the soak, drawn at random: what it does, and the line it adds to the step list. The
@@ -162,7 +162,8 @@ async function emptyCheckout(soak: FaultSoak, random: Random): Promise<string> {
   const { rig } = soak;
   await rig.layout.publish({});
   const empty = rig.layout.revision;
-  const hooked = random() < 0.5 ? `, webhook answered ${await soak.daemon.hook(rig.secret("webhook token"), empty)}` : "";
+  const hooked =
+    random() < 0.5 ? `, webhook answered ${await soak.daemon.hook(rig.secret("webhook token"), empty)}` : "";
   const ms = between(random, 3, 40) * 100;
   await sleep(ms);
   await rig.layout.publish(render(soak.world));

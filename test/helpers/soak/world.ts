@@ -136,7 +136,15 @@ const NOUNS: Record<CreatedKind, string> = { ApiKey: "key", DataPipe: "pipe", Da
 
 export function created(seed: number, kind: CreatedKind, number: number, orphan = false): CreatedObject {
   const noun = NOUNS[kind];
-  return { number, kind, name: `soak-${noun}-${number}`, title: `soak ${seed} ${noun} ${number}`, orphan, detail: 0, removed: false };
+  return {
+    number,
+    kind,
+    name: `soak-${noun}-${number}`,
+    title: `soak ${seed} ${noun} ${number}`,
+    orphan,
+    detail: 0,
+    removed: false,
+  };
 }
 
 export function tile(number: number, fields: Partial<TileObject> = {}): TileObject {
