@@ -2,10 +2,13 @@
 // 1. 1,000 and 10,000 unchanged resources: requests sent by `driftless apply` (target 0), wall time of
 //    `driftless plan` as a user runs it (target < 2 s for 10,000), and the peak memory of a plan;
 // 2. 100 changed resources under the default rate limit: wall time of `driftless apply` against the
-//    bound N / rate of driftless's own budget, and 429s received (targets: within 10%, zero).
+//    bound N / rate of driftless's own budget, and 429s received (targets: within 10%, zero);
+// 3. 20 objects created from git (keys with a file secret target, dashboards) and then deleted by
+//    removing their manifests, against the published contract: the requests of each apply (targets: one
+//    POST per manifest, none on the next apply, one DELETE per removed manifest) and their wall times.
 // BENCH_QUICK=1 runs with 20 changed resources instead of 100 (the second measure takes about 2 min).
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,6 +20,8 @@ const { startSimulator, defaultFixture, defaultIds: ids } = await dist("simulato
 const { MANAGEMENT_BUDGET } = await dist("platform/budget.js");
 
 const CHANGED = process.env.BENCH_QUICK ? 20 : 100;
+/** Creates and deletes pass driftless's own budget as any write does: 20 of each take about 10 s. */
+const CREATED = 20;
 /** @param {number} bytes */
 const mib = (bytes) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
 /** @param {number} i @param {string} tag */
@@ -170,6 +175,73 @@ async function changedUnderRateLimit(count) {
   }
 }
 
+/**
+ * Creates `count` objects from manifests without ids, applies again, then removes every manifest and
+ * applies with the guard raised to `count`.
+ * @param {number} count
+ */
+async function createdAndDeleted(count) {
+  const root = await mkdtemp(join(tmpdir(), "driftless-bench-engine-"));
+  const manifests = join(root, "manifests");
+  await mkdir(manifests);
+  /** @type {string[]} */
+  const files = [];
+  for (let i = 0; i < count; i++) {
+    const file = join(manifests, `c${i}.yaml`);
+    files.push(file);
+    const head = (/** @type {string} */ kind) =>
+      `apiVersion: driftless/v1\nkind: ${kind}\nmetadata:\n  name: c-${i}\nspec:\n`;
+    await writeFile(
+      file,
+      i % 2 === 0
+        ? `${head("ApiKey")}  organizationId: ${ids.organizationId}\n  name: created-${i}\n  roles: [developer]\n  secretTarget: {file: key-${i}}\n`
+        : `${head("Dashboard")}  name: Created ${i}\n  tiles:\n    - {key: t, name: T, x: 0, y: 0, w: 4, h: 3, series: [{type: time, aggFn: count, where: "kind:t", whereLanguage: lucene, groupBy: [], sourceId: ${ids.sourceIds[0]}}]}\n`,
+    );
+  }
+  const sim = await startSimulator({
+    contract: "full",
+    rateLimit: { management: false, observability: false },
+  });
+  const env = {
+    DRIFTLESS_MANIFESTS: manifests,
+    DRIFTLESS_STATE_DIR: join(root, "state"),
+    DRIFTLESS_SECRETS_DIR: root,
+    DRIFTLESS_KEY_SECRETS_DIR: join(root, "key-secrets"),
+    DRIFTLESS_MAX_DELETES: String(count),
+    DRIFTLESS_MANAGEMENT_URL: sim.managementUrl,
+    DRIFTLESS_OBSERVABILITY_URL: sim.observabilityUrl,
+    DRIFTLESS_MANAGEMENT_KEY_ID: sim.credentials.managementKeyId,
+    DRIFTLESS_MANAGEMENT_KEY_SECRET: sim.credentials.managementKeySecret,
+    DRIFTLESS_OBSERVABILITY_TOKEN: sim.credentials.observabilityToken,
+  };
+  const sent = (/** @type {string} */ method) => sim.requests.filter((r) => r.method === method).length;
+  try {
+    const create = await cli(["apply"], env);
+    const posts = sent("POST");
+    sim.clearRequests();
+    const again = await cli(["apply"], env);
+    const writes = sim.requests.filter((r) => r.method !== "GET").length;
+    await Promise.all(files.map((file) => unlink(file)));
+    sim.clearRequests();
+    const remove = await cli(["apply"], env);
+    console.log(`objects created from git, then deleted: ${count} (keys and dashboards, published contract)`);
+    console.log(
+      `  POSTs of the creating apply:   ${posts}  (target ${count}; exit ${create.code}, target 0)`,
+    );
+    console.log(`  writes of the next apply:      ${writes}  (target 0; exit ${again.code})`);
+    console.log(
+      `  DELETEs of the removing apply: ${sent("DELETE")}  (target ${count}; exit ${remove.code}, target 0)`,
+    );
+    console.log(
+      `  wall time (CLI):               create ${(create.ms / 1000).toFixed(2)} s, next ${(again.ms / 1000).toFixed(2)} s, delete ${(remove.ms / 1000).toFixed(2)} s  (no target: paced by driftless's own budget)`,
+    );
+  } finally {
+    await sim.close();
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
 await unchanged(1_000);
 await unchanged(10_000);
 await changedUnderRateLimit(CHANGED);
+await createdAndDeleted(CREATED);
