@@ -3,7 +3,6 @@ import { isNone } from "../kinds/kind.js";
 import { DRIFTLESS_ANNOTATIONS } from "../manifests/fields.js";
 import { apiObjectOf, manifestId, manifestObject } from "../manifests/identity.js";
 import type { Manifest } from "../manifests/manifest.js";
-import { same } from "../plan/values.js";
 import { objectIdOf, type ResourceStatus, resourceId, resultOf } from "../resources.js";
 import type { ResourceRecord } from "../state/store.js";
 import type { Logger } from "../telemetry/logger.js";
@@ -124,7 +123,7 @@ export function managedRecord(manifest: Manifest, record: ResourceRecord): Resou
     record.object === object &&
     record.unmanagedSince === undefined &&
     record.deletionPolicy === deletionPolicy &&
-    same(record.address, address)
+    sameAddress(record.address, address)
   )
     return record;
   const { unmanagedSince: _back, object: _old, address: _a, deletionPolicy: _p, ...rest } = record;
@@ -134,6 +133,17 @@ export function managedRecord(manifest: Manifest, record: ResourceRecord): Resou
     ...(address ? { address } : {}),
     ...(deletionPolicy ? { deletionPolicy } : {}),
   };
+}
+
+/** Whether two addresses (flat path parameters) are equal: runs for every record of every pass. */
+function sameAddress(
+  a: Readonly<Record<string, string>> | undefined,
+  b: Readonly<Record<string, string>> | undefined,
+): boolean {
+  if (a === b) return true;
+  if (!a || !b) return false;
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => a[key] === b[key]);
 }
 
 /** Writes each managed record's API object (records of an older driftless have none), and takes back the Unmanaged mark of a re-added one. */
