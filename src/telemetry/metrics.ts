@@ -115,7 +115,7 @@ export function createMetrics(
     ),
     deletesHeld: gauge(
       "driftless_deletes_held",
-      "Deletes the mass-deletion guard holds for an operator (DRIFTLESS_MAX_DELETES; driftless apply --allow-deletes N lets them go).",
+      "Deletes the mass-deletion guard holds for an operator (DRIFTLESS_MAX_DELETES; driftless reconcile --allow-deletes N, or apply --allow-deletes N, lets them go).",
     ),
     readTotal: counter(
       "driftless_read_total",
