@@ -23,7 +23,7 @@ import {
   type ReferenceState,
   type Subject,
 } from "./kind.js";
-import { baselineRecord, foldLive, specPathOf } from "./shared.js";
+import { baselineRecord, foldLive, specPathOf, withAt } from "./shared.js";
 
 /**
  * A data pipe: adopted by its `dataPipeId`, or created with its POST when the manifest names none.
@@ -277,21 +277,9 @@ function withoutCreateOnly(fields: DataPipeUpdate): DataPipeUpdate {
   for (const { holder, leaves } of CREATE_ONLY_BY_HOLDER) {
     const found = valueAt(out, holder);
     if (!isPlainObject(found) || !leaves.some((leaf) => leaf in found)) continue;
-    out = replaced(out, holder, omit(found, leaves));
+    out = withAt(out, holder, omit(found, leaves));
   }
   return out;
-}
-
-/** `value` with `replacement` at `path` (which holds an object); only the objects on the way are copied. */
-function replaced(
-  value: Record<string, unknown>,
-  path: readonly string[],
-  replacement: Record<string, unknown>,
-): Record<string, unknown> {
-  const [head, ...rest] = path;
-  if (head === undefined) return replacement;
-  const child = value[head];
-  return { ...value, [head]: isPlainObject(child) ? replaced(child, rest, replacement) : replacement };
 }
 
 /** The live states from which a pipe is stopped, or stops; a start is refused unless it is stopped or failed. */

@@ -20,7 +20,7 @@ export const specPathOf =
 const memberPath = (path: string) => path.split("[")[0] ?? path;
 
 /** `value` with `path` set to `to`; objects on the way copied, made where missing. */
-function withAt(value: unknown, path: readonly string[], to: unknown): Record<string, unknown> {
+export function withAt(value: unknown, path: readonly string[], to: unknown): Record<string, unknown> {
   const base = isPlainObject(value) ? { ...value } : {};
   const [head, ...rest] = path;
   if (head === undefined) return base;
